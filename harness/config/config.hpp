@@ -1,0 +1,54 @@
+// Run configs (YAML). Every key is validated: an unknown key, a wrong type or an out-of-range
+// value is a ConfigError naming the file, line, column and key.
+#pragma once
+
+#include "hb/plugin.h"
+#include "model/hourglass.hpp"
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace harness::config {
+
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;  // what() = "FILE:LINE:COL: key 'a.b': message"
+};
+
+struct BackendEntry {
+    std::string name;    // unique label in this config (defaults to the plugin name)
+    std::string plugin;  // plugin name: loads hb_<plugin>.so
+    std::string device = "cpu";
+    std::map<std::string, std::string> options;  // passed to the plugin as strings
+    int line = 0;                                // where the entry starts in the file
+};
+
+struct RunConfig {
+    std::string path;     // as given
+    std::string name;     // `name:` or the file's stem
+    std::string sha256;   // of the file's bytes
+    std::string description;
+
+    model::HourglassSpec model;
+    hb_optimizer optimizer{};  // RMSProp; defaults per variant (DESIGN §4)
+
+    uint64_t seed = 1;
+    int batches = 2;  // distinct batches, cycled through the steps
+    hb_placement placement = HB_PLACEMENT_DEVICE;
+
+    int warmup = 3;
+    int iterations = 10;
+    double timeout_s = 600;  // per backend worker
+
+    std::vector<BackendEntry> backends;
+};
+
+RunConfig load_config(const std::string& path);  // throws ConfigError
+
+const char* to_string(hb_placement p);
+const char* to_string(hb_rmsprop_variant v);
+
+}  // namespace harness::config

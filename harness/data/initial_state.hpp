@@ -1,0 +1,23 @@
+// The initial weights and the data batches every backend starts from (DESIGN §5).
+#pragma once
+
+#include "model/graph.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace harness::data {
+
+using HostTensor = std::vector<float>;
+
+// One buffer per graph tensor, in construction order: conv weights and biases
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)), BN gamma 1, beta 0, running mean 0, running var 1.
+std::vector<HostTensor> initial_state(const model::Graph& graph, uint64_t seed);
+
+// `count` distinct batches: inputs U[0,1) named "input.<b>", targets U[0,1) named "target.<b>".
+struct Batches {
+    std::vector<HostTensor> inputs, targets;
+};
+Batches make_batches(const model::Graph& graph, uint64_t seed, int count);
+
+}  // namespace harness::data

@@ -1,0 +1,63 @@
+// What one backend run produced: the unit the runner hands to the reporters (table, CSV, JSON).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness::results {
+
+// DESIGN §6. `ok` is the only status whose timings count.
+enum class Status { ok, skipped, failed, crashed, timeout, oom, mismatch };
+const char* to_string(Status s);
+std::optional<Status> status_from_string(const std::string& s);
+
+struct Stats {
+    double median_ms = 0, mean_ms = 0, stddev_ms = 0, min_ms = 0, max_ms = 0;
+    double p10_ms = 0, p90_ms = 0, iqr_ms = 0, cv = 0;
+    double images_per_s = 0, gflops = 0;  // from the median
+    bool noisy = false;                    // IQR / median > 10%
+};
+// Samples in milliseconds; batch and flops_per_step turn the median into throughput.
+Stats compute_stats(const std::vector<double>& samples_ms, int64_t batch, int64_t flops_per_step);
+
+// Provenance shared by every row of one invocation.
+struct Provenance {
+    std::string utc_time, harness_version, git_commit;
+    std::string config_name, config_path, config_sha256;
+    std::string host, cpu_model, gpu_name, gpu_driver;
+    uint64_t seed = 0;
+    std::string placement;
+};
+
+struct BackendRun {
+    // Identity
+    std::string backend;  // the config entry's name
+    std::string plugin, plugin_version, device;
+    std::map<std::string, std::string> options;
+    std::map<std::string, std::string> libraries;  // library name -> version
+    std::string math_mode;                         // from the manifest ("fp32" unless told)
+    int threads = 0;                               // 0 = unknown
+    std::string check;                             // conformance: "", "pass", "mismatch"
+
+    Status status = Status::failed;
+    std::string message;  // reason for skipped / failed / crashed / ...
+    bool nonfinite_loss = false;
+
+    int warmup = 0, iterations = 0;
+    int64_t batch = 0, flops_per_step = 0;
+    double setup_ms = 0;
+    std::vector<double> warmup_ms, samples_ms;   // every sample kept
+    std::vector<double> warmup_losses, losses;  // every step's loss
+    std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
+    uint64_t peak_memory_bytes = 0;
+    std::string manifest_json;  // "{}" when none
+
+    Stats stats;  // valid when status == ok
+    double first_loss() const;  // NaN when no step ran
+    double last_loss() const;
+};
+
+}  // namespace harness::results

@@ -1,0 +1,308 @@
+// The C++ side of the plugin SDK, header-only and standard-library-only: a plugin author derives
+// from hb::Plugin and hb::Session, writes ordinary C++ (exceptions, RAII) and exports the class with
+// HB_PLUGIN(MyPlugin). The trampolines below turn every exception into a status and a message.
+#pragma once
+
+#include "hb/plugin.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hb {
+
+// Throw this (or anything derived from std::exception) from plugin code; the status reaches the
+// harness, and the message is kept by the failing object.
+class Error : public std::runtime_error {
+public:
+    explicit Error(const std::string& message, hb_status status = HB_ERROR)
+        : std::runtime_error(message), status_(status) {}
+    hb_status status() const { return status_; }
+
+private:
+    hb_status status_;
+};
+
+inline int64_t elements(const int64_t* shape, int rank = 4) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= shape[i];
+    return n;
+}
+inline int64_t elements(const hb_value& v) { return elements(v.shape); }
+inline int64_t elements(const hb_tensor& t) { return elements(t.shape, t.rank); }
+
+// Backend options as given in the run config. Every key must be read once; the rest are rejected
+// by check_all_used(), so a typo in a config is an error rather than a silent default.
+class Options {
+public:
+    Options(int32_t count, const hb_option* options) {
+        for (int32_t i = 0; i < count; ++i) values_[options[i].key] = options[i].value;
+    }
+
+    bool has(const std::string& key) const { return values_.count(key) != 0; }
+
+    std::string get_string(const std::string& key, const std::string& fallback) {
+        used_.push_back(key);
+        auto it = values_.find(key);
+        return it == values_.end() ? fallback : it->second;
+    }
+
+    long get_int(const std::string& key, long fallback, long min, long max) {
+        used_.push_back(key);
+        auto it = values_.find(key);
+        if (it == values_.end()) return fallback;
+        char* end = nullptr;
+        long v = std::strtol(it->second.c_str(), &end, 10);
+        if (it->second.empty() || *end != '\0' || v < min || v > max)
+            throw Error("option '" + key + "': expected an integer in [" + std::to_string(min) +
+                            ", " + std::to_string(max) + "], got '" + it->second + "'",
+                        HB_UNSUPPORTED);
+        return v;
+    }
+
+    bool get_bool(const std::string& key, bool fallback) {
+        used_.push_back(key);
+        auto it = values_.find(key);
+        if (it == values_.end()) return fallback;
+        const std::string& s = it->second;
+        if (s == "true" || s == "1" || s == "on" || s == "yes") return true;
+        if (s == "false" || s == "0" || s == "off" || s == "no") return false;
+        throw Error("option '" + key + "': expected true or false, got '" + s + "'", HB_UNSUPPORTED);
+    }
+
+    void check_all_used() const {
+        for (const auto& kv : values_) {
+            bool used = false;
+            for (const auto& u : used_) used = used || u == kv.first;
+            if (!used) {
+                std::string known;
+                for (const auto& u : used_) known += (known.empty() ? "" : ", ") + u;
+                throw Error("unknown option '" + kv.first + "' (known: " + known + ")",
+                            HB_UNSUPPORTED);
+            }
+        }
+    }
+
+private:
+    std::map<std::string, std::string> values_;
+    std::vector<std::string> used_;
+};
+
+struct StepResult {
+    double loss = 0;
+    double forward_ms = -1, backward_ms = -1, optimizer_ms = -1;
+};
+
+// One training session: the graph compiled for one device, its state, its batches.
+class Session {
+public:
+    virtual ~Session() = default;
+    virtual void load_state(const float* const* tensors) = 0;
+    virtual void load_optimizer_state(const float* const* /*square_averages*/) {
+        throw Error("load_optimizer_state is not supported", HB_UNSUPPORTED);
+    }
+    virtual void set_batches(int32_t count, const float* const* inputs,
+                             const float* const* targets) = 0;
+    virtual StepResult step(int32_t batch) = 0;
+    virtual void read_state(float* const* tensors) = 0;
+    virtual void read_gradients(float* const* /*gradients*/) {
+        throw Error("read_gradients is not supported", HB_UNSUPPORTED);
+    }
+    virtual uint64_t peak_memory_bytes() { throw Error("peak_memory is not supported", HB_UNSUPPORTED); }
+    virtual std::string manifest_json() = 0;
+};
+
+struct DeviceInfo {
+    std::string name, description;
+    bool available = true;
+    std::string unavailable_reason;
+};
+
+struct PluginInfo {
+    std::string name, version, description;
+    uint32_t capabilities = 0;
+    std::vector<std::pair<std::string, std::string>> libraries;
+    std::vector<DeviceInfo> devices;
+};
+
+// A backend: describes itself once and creates sessions.
+class Plugin {
+public:
+    virtual ~Plugin() = default;
+    virtual PluginInfo describe() = 0;
+    virtual std::unique_ptr<Session> create_session(const hb_session_desc& desc) = 0;
+};
+
+namespace detail {
+
+struct SessionBox {
+    std::unique_ptr<Session> impl;
+    std::string error;
+    std::string manifest;
+};
+
+inline std::string& plugin_error() {
+    thread_local std::string message;
+    return message;
+}
+
+template <class F>
+hb_status guarded(std::string& error, F&& f) noexcept {
+    try {
+        f();
+        return HB_OK;
+    } catch (const Error& e) {
+        error = e.what();
+        return e.status();
+    } catch (const std::bad_alloc&) {
+        error = "out of memory";
+        return HB_OUT_OF_MEMORY;
+    } catch (const std::exception& e) {
+        error = e.what();
+        return HB_ERROR;
+    } catch (...) {
+        error = "unknown exception";
+        return HB_ERROR;
+    }
+}
+
+inline SessionBox* box(hb_session* s) { return reinterpret_cast<SessionBox*>(s); }
+
+// Keeps the C view of a PluginInfo alive for the life of the process.
+struct InfoStore {
+    PluginInfo info;
+    std::vector<hb_library_version> libraries;
+    std::vector<hb_device_info> devices;
+    hb_plugin_info c{};
+
+    void publish() {
+        for (const auto& l : info.libraries)
+            libraries.push_back({l.first.c_str(), l.second.c_str()});
+        for (const auto& d : info.devices)
+            devices.push_back({d.name.c_str(), d.description.c_str(), d.available ? 1 : 0,
+                               d.available ? nullptr : d.unavailable_reason.c_str()});
+        c.struct_size = sizeof(hb_plugin_info);
+        c.name = info.name.c_str();
+        c.version = info.version.c_str();
+        c.description = info.description.c_str();
+        c.capabilities = info.capabilities;
+        c.num_libraries = static_cast<int32_t>(libraries.size());
+        c.libraries = libraries.data();
+        c.num_devices = static_cast<int32_t>(devices.size());
+        c.devices = devices.data();
+    }
+};
+
+template <class P>
+struct Trampolines {
+    static P& plugin() {
+        static P instance;
+        return instance;
+    }
+
+    static const char* last_error() noexcept { return plugin_error().c_str(); }
+
+    static hb_status describe(const hb_plugin_info** out) noexcept {
+        return guarded(plugin_error(), [&] {
+            static InfoStore* store = [] {
+                auto* s = new InfoStore{};
+                s->info = plugin().describe();
+                s->publish();
+                return s;
+            }();
+            *out = &store->c;
+        });
+    }
+
+    static hb_status create_session(const hb_session_desc* desc, hb_session** out) noexcept {
+        *out = nullptr;
+        return guarded(plugin_error(), [&] {
+            auto b = std::make_unique<SessionBox>();
+            b->impl = plugin().create_session(*desc);
+            *out = reinterpret_cast<hb_session*>(b.release());
+        });
+    }
+
+    static void destroy_session(hb_session* s) noexcept {
+        try {
+            delete box(s);
+        } catch (...) {
+        }
+    }
+
+    static const char* session_error(const hb_session* s) noexcept {
+        return reinterpret_cast<const SessionBox*>(s)->error.c_str();
+    }
+
+    static hb_status load_state(hb_session* s, const float* const* t) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->load_state(t); });
+    }
+    static hb_status load_optimizer_state(hb_session* s, const float* const* t) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->load_optimizer_state(t); });
+    }
+    static hb_status set_batches(hb_session* s, int32_t n, const float* const* in,
+                                 const float* const* tg) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->set_batches(n, in, tg); });
+    }
+    static hb_status step(hb_session* s, int32_t batch, hb_step_result* r) noexcept {
+        return guarded(box(s)->error, [&] {
+            StepResult x = box(s)->impl->step(batch);
+            r->struct_size = sizeof(hb_step_result);
+            r->loss = x.loss;
+            r->forward_ms = x.forward_ms;
+            r->backward_ms = x.backward_ms;
+            r->optimizer_ms = x.optimizer_ms;
+        });
+    }
+    static hb_status read_state(hb_session* s, float* const* t) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->read_state(t); });
+    }
+    static hb_status read_gradients(hb_session* s, float* const* g) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->read_gradients(g); });
+    }
+    static hb_status peak_memory(hb_session* s, uint64_t* bytes) noexcept {
+        return guarded(box(s)->error, [&] { *bytes = box(s)->impl->peak_memory_bytes(); });
+    }
+    static hb_status manifest(hb_session* s, const char** json) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->manifest = box(s)->impl->manifest_json();
+            *json = box(s)->manifest.c_str();
+        });
+    }
+
+    static const hb_plugin_api* table() noexcept {
+        static const hb_plugin_api api = {
+            /* .api_version          = */ HB_API_VERSION,
+            /* .struct_size          = */ sizeof(hb_plugin_api),
+            /* .last_error           = */ last_error,
+            /* .describe             = */ describe,
+            /* .create_session       = */ create_session,
+            /* .destroy_session      = */ destroy_session,
+            /* .session_error        = */ session_error,
+            /* .load_state           = */ load_state,
+            /* .load_optimizer_state = */ load_optimizer_state,
+            /* .set_batches          = */ set_batches,
+            /* .step                 = */ step,
+            /* .read_state           = */ read_state,
+            /* .read_gradients       = */ read_gradients,
+            /* .peak_memory          = */ peak_memory,
+            /* .manifest             = */ manifest,
+        };
+        return &api;
+    }
+};
+
+}  // namespace detail
+}  // namespace hb
+
+// Exports the plugin's entry symbol for the class PluginClass (derived from hb::Plugin).
+#define HB_PLUGIN(PluginClass)                                                                  \
+    extern "C" HB_EXPORT const hb_plugin_api* hb_plugin_entry(void) {                           \
+        return ::hb::detail::Trampolines<PluginClass>::table();                                 \
+    }
