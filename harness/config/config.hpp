@@ -24,6 +24,9 @@ struct BackendEntry {
     std::string device = "cpu";
     std::map<std::string, std::string> options;  // passed to the plugin as strings
     int line = 0;                                // where the entry starts in the file
+    // Per-entry overrides of the run section; negative = use the run section's value.
+    int warmup = -1, iterations = -1;
+    double timeout_s = -1;
 };
 
 struct RunConfig {
