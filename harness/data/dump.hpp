@@ -1,5 +1,19 @@
 // `harness run --dump DIR`: every initial tensor and batch as a NumPy .npy file, plus index.json
 // (name, file, shape, layer, role, order) so an outside implementation can reproduce the step.
+//
+// index.json:
+//   format        1
+//   seed          the generator seed
+//   input         {name, shape} of the image batch value; target_shape; batches (their count)
+//   tensors       [{name, file, shape, dtype: "float32", kind, layer, role, order}]:
+//                 kind "parameter" | "running_stat" (role weight | bias | running_mean |
+//                 running_var, layer = the owning layer, order = index in graph.tensors, the
+//                 order load_state expects), then "input" / "target" per batch (layer and role
+//                 null, order = the batch index)
+//   layers        [{name, kind, inputs (value names), output, output_shape, ...}] in execution
+//                 order; conv2d adds in_channels, out_channels, kernel, stride, padding, weight,
+//                 bias (tensor names or null); batchnorm adds momentum, eps and its four tensor
+//                 names; mse_loss adds loss_weight. A layer's output value has the layer's name.
 #pragma once
 
 #include "data/initial_state.hpp"

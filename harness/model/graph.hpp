@@ -16,6 +16,7 @@ const char* to_string(LayerKind kind);
 
 using Shape = std::array<int64_t, 4>;  // N, C, H, W
 int64_t elements(const Shape& s);
+std::string to_string(const Shape& s);  // "[N, C, H, W]"
 
 struct Value {
     std::string name;
@@ -40,10 +41,10 @@ struct Layer {
     int output = -1;          // value index
 
     int in_channels = 0, out_channels = 0, kernel = 0, stride = 1, padding = 0;  // conv2d
-    int weight = -1, bias = -1;                // tensor indices (conv weight/bias, BN gamma/beta)
-    int running_mean = -1, running_var = -1;   // batchnorm
-    float momentum = 0.1f, eps = 1e-5f;        // batchnorm
-    float loss_weight = 1.0f;                  // mse_loss
+    int weight = -1, bias = -1;               // tensor indices (conv weight/bias, BN gamma/beta)
+    int running_mean = -1, running_var = -1;  // batchnorm
+    float momentum = 0.1f, eps = 1e-5f;       // batchnorm
+    float loss_weight = 1.0f;                 // mse_loss
 };
 
 struct Graph {
@@ -53,10 +54,22 @@ struct Graph {
     int input = -1;
     Shape target_shape{};
 
-    int64_t parameter_count() const;           // trainable elements
-    int64_t forward_flops_per_image() const;   // a multiply-add is 2 FLOPs
-    int64_t training_flops_per_step() const;   // forward + backward (2x forward for conv) x batch
-    int64_t activation_bytes() const;          // float32 size of every value, for one batch
+    int64_t batch() const;            // N of the input value
+    int64_t parameter_count() const;  // trainable elements
+
+    // Forward FLOPs for one image, summed over the layers (a multiply-add is 2 FLOPs):
+    //   conv2d     2 * Cin * k * k * Cout * Ho * Wo, plus Cout * Ho * Wo for the bias
+    //   batchnorm  2 per output element (scale and shift, with the statistics folded in)
+    //   relu       1 per element
+    //   maxpool2d  3 per output element (comparisons in a 2x2 window)
+    //   upsample   0
+    //   add        n - 1 per output element for n inputs
+    //   mse_loss   3 per input element (subtract, square, accumulate)
+    int64_t forward_flops_per_image() const;
+    // 3 x forward x batch: backward-data and backward-weights each cost about one forward.
+    int64_t training_flops_per_step() const;
+    int64_t activation_bytes() const;                   // float32 size of every value, whole batch
+    int index_of_layer(const std::string& name) const;  // -1 when absent
     const Layer& layer(const std::string& name) const;  // throws std::out_of_range
 };
 
@@ -64,9 +77,14 @@ struct Graph {
 class AbiGraph {
 public:
     explicit AbiGraph(const Graph& graph);
+    AbiGraph(const AbiGraph&) = delete;
+    AbiGraph& operator=(const AbiGraph&) = delete;
+    AbiGraph(AbiGraph&&) = default;  // the vectors' buffers, and so graph_'s pointers, move along
+    AbiGraph& operator=(AbiGraph&&) = default;
     const hb_graph* get() const { return &graph_; }
 
 private:
+    std::vector<int32_t> inputs_;  // every layer's input indices, back to back
     std::vector<hb_value> values_;
     std::vector<hb_tensor> tensors_;
     std::vector<hb_layer> layers_;
