@@ -1,0 +1,368 @@
+#include "config/config.hpp"
+#include "config/sha256.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace hc = harness::config;
+
+namespace {
+
+std::string shipped(const std::string& name) {
+    return std::string(HB_SOURCE_DIR) + "/configs/" + name;
+}
+std::string data(const std::string& name) {
+    return std::string(HB_TEST_DATA_DIR) + "/configs/" + name;
+}
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+std::string load_error(const std::string& path) {
+    try {
+        hc::load_config(path);
+    } catch (const hc::ConfigError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+void expect_rmsprop_torch(const hb_optimizer& o) {
+    EXPECT_EQ(o.variant, HB_RMSPROP_TORCH);
+    EXPECT_FLOAT_EQ(o.learning_rate, 2.5e-4f);
+    EXPECT_FLOAT_EQ(o.alpha, 0.99f);
+    EXPECT_FLOAT_EQ(o.eps, 1e-8f);
+    EXPECT_EQ(o.momentum, 0.0f);
+    EXPECT_EQ(o.weight_decay, 0.0f);
+    EXPECT_EQ(o.initial_square_average, 0.0f);
+}
+
+void expect_seed_model(const harness::model::HourglassSpec& m, int stacks) {
+    EXPECT_EQ(m.stacks, stacks);
+    EXPECT_EQ(m.features, 256);
+    EXPECT_EQ(m.depth, 4);
+    EXPECT_EQ(m.joints, 16);
+    EXPECT_EQ(m.input_size, 256);
+    EXPECT_EQ(m.batch, 6);
+    EXPECT_TRUE(m.conv_bias);
+    EXPECT_FLOAT_EQ(m.bn_momentum, 0.1f);
+    EXPECT_FLOAT_EQ(m.bn_eps, 1e-5f);
+    EXPECT_EQ(m.loss, harness::model::LossReduction::sum);
+}
+
+void expect_backend(const hc::BackendEntry& b, const std::string& name, const std::string& plugin,
+                    const std::string& device) {
+    EXPECT_EQ(b.name, name);
+    EXPECT_EQ(b.plugin, plugin);
+    EXPECT_EQ(b.device, device);
+}
+
+}  // namespace
+
+TEST(Sha256, FipsVectors) {
+    EXPECT_EQ(hc::sha256_hex(""),
+              "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(hc::sha256_hex("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(hc::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(hc::sha256_hex(std::string(1000000, 'a')),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, PaddingBoundaries) {
+    // 55, 56 and 64 bytes: the length fits in the last block, just does not, and a full block.
+    EXPECT_EQ(hc::sha256_hex(std::string(55, 'a')),
+              "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+    EXPECT_EQ(hc::sha256_hex(std::string(56, 'a')),
+              "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+    EXPECT_EQ(hc::sha256_hex(std::string(64, 'a')),
+              "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+TEST(ShippedConfigs, Hourglass8) {
+    const hc::RunConfig c = hc::load_config(shipped("hourglass8.yaml"));
+    EXPECT_EQ(c.name, "hourglass8");
+    EXPECT_FALSE(c.description.empty());
+    expect_seed_model(c.model, 8);
+    expect_rmsprop_torch(c.optimizer);
+    EXPECT_EQ(c.seed, 1u);
+    EXPECT_EQ(c.batches, 2);
+    EXPECT_EQ(c.placement, HB_PLACEMENT_DEVICE);
+    EXPECT_EQ(c.warmup, 3);
+    EXPECT_EQ(c.iterations, 20);
+    EXPECT_EQ(c.timeout_s, 1800);
+    ASSERT_EQ(c.backends.size(), 4u);
+    expect_backend(c.backends[0], "onednn", "onednn", "cpu");
+    expect_backend(c.backends[1], "libtorch-cpu", "libtorch", "cpu");
+    expect_backend(c.backends[2], "libtorch-cuda", "libtorch", "cuda:0");
+    expect_backend(c.backends[3], "cudnn", "cudnn", "cuda:0");
+    EXPECT_EQ(c.backends[0].options.at("threads"), "2");
+    EXPECT_EQ(c.backends[1].options.at("threads"), "2");
+    EXPECT_TRUE(c.backends[2].options.empty());
+    for (const hc::BackendEntry& b : c.backends) {
+        EXPECT_NE(b.plugin, "reference");
+        EXPECT_EQ(b.warmup, -1);
+        EXPECT_EQ(b.iterations, -1);
+        EXPECT_EQ(b.timeout_s, -1);
+    }
+}
+
+TEST(ShippedConfigs, Hourglass2) {
+    const hc::RunConfig c = hc::load_config(shipped("hourglass2.yaml"));
+    EXPECT_EQ(c.name, "hourglass2");
+    expect_seed_model(c.model, 2);
+    expect_rmsprop_torch(c.optimizer);
+    ASSERT_EQ(c.backends.size(), 5u);
+    expect_backend(c.backends[0], "reference", "reference", "cpu");
+    expect_backend(c.backends[1], "onednn", "onednn", "cpu");
+    expect_backend(c.backends[2], "libtorch-cpu", "libtorch", "cpu");
+    expect_backend(c.backends[3], "libtorch-cuda", "libtorch", "cuda:0");
+    expect_backend(c.backends[4], "cudnn", "cudnn", "cuda:0");
+    EXPECT_EQ(c.backends[0].options.at("threads"), "2");
+    EXPECT_EQ(c.backends[0].warmup, 1);
+    EXPECT_EQ(c.backends[0].iterations, 3);
+    EXPECT_EQ(c.backends[0].timeout_s, -1);
+    EXPECT_EQ(c.backends[1].warmup, -1);
+}
+
+TEST(ShippedConfigs, Tiny) {
+    const hc::RunConfig c = hc::load_config(shipped("tiny.yaml"));
+    EXPECT_EQ(c.name, "tiny");
+    EXPECT_EQ(c.model.stacks, 2);
+    EXPECT_EQ(c.model.features, 16);
+    EXPECT_EQ(c.model.depth, 2);
+    EXPECT_EQ(c.model.joints, 4);
+    EXPECT_EQ(c.model.input_size, 32);
+    EXPECT_EQ(c.model.batch, 2);
+    expect_rmsprop_torch(c.optimizer);
+    EXPECT_EQ(c.warmup, 1);
+    EXPECT_EQ(c.iterations, 5);
+    EXPECT_EQ(c.timeout_s, 120);
+    ASSERT_EQ(c.backends.size(), 1u);
+    expect_backend(c.backends[0], "reference", "reference", "cpu");
+    EXPECT_EQ(c.backends[0].options, (std::map<std::string, std::string>{{"threads", "2"}}));
+}
+
+TEST(ShippedConfigs, Sha256IsOfTheFileBytes) {
+    const std::string path = shipped("tiny.yaml");
+    const hc::RunConfig c = hc::load_config(path);
+    EXPECT_EQ(c.path, path);
+    EXPECT_EQ(c.sha256, hc::sha256_hex(file_bytes(path)));
+    EXPECT_EQ(c.sha256.size(), 64u);
+}
+
+TEST(LoadConfig, Defaults) {
+    const hc::RunConfig c = hc::load_config(data("minimal.yaml"));
+    EXPECT_EQ(c.name, "minimal");  // the file's stem
+    EXPECT_EQ(c.description, "");
+    const harness::model::HourglassSpec defaults;
+    EXPECT_EQ(c.model.stacks, defaults.stacks);
+    EXPECT_EQ(c.model.features, defaults.features);
+    EXPECT_EQ(c.model.depth, defaults.depth);
+    EXPECT_EQ(c.model.joints, defaults.joints);
+    EXPECT_EQ(c.model.input_size, defaults.input_size);
+    EXPECT_EQ(c.model.batch, defaults.batch);
+    EXPECT_EQ(c.model.conv_bias, defaults.conv_bias);
+    EXPECT_EQ(c.model.bn_momentum, defaults.bn_momentum);
+    EXPECT_EQ(c.model.bn_eps, defaults.bn_eps);
+    EXPECT_EQ(c.model.loss, defaults.loss);
+    expect_rmsprop_torch(c.optimizer);
+    EXPECT_EQ(c.seed, 1u);
+    EXPECT_EQ(c.batches, 2);
+    EXPECT_EQ(c.placement, HB_PLACEMENT_DEVICE);
+    EXPECT_EQ(c.warmup, 3);
+    EXPECT_EQ(c.iterations, 10);
+    EXPECT_EQ(c.timeout_s, 600);
+    ASSERT_EQ(c.backends.size(), 1u);
+    expect_backend(c.backends[0], "reference", "reference", "cpu");
+    EXPECT_TRUE(c.backends[0].options.empty());
+    EXPECT_EQ(c.backends[0].line, 3);
+    EXPECT_EQ(c.backends[0].warmup, -1);
+    EXPECT_EQ(c.backends[0].iterations, -1);
+    EXPECT_EQ(c.backends[0].timeout_s, -1);
+}
+
+TEST(LoadConfig, TensorflowVariantDefaults) {
+    const hb_optimizer o = hc::load_config(data("tensorflow.yaml")).optimizer;
+    EXPECT_EQ(o.variant, HB_RMSPROP_TENSORFLOW);
+    EXPECT_FLOAT_EQ(o.learning_rate, 2.5e-4f);
+    EXPECT_FLOAT_EQ(o.alpha, 0.9f);
+    EXPECT_FLOAT_EQ(o.eps, 1e-10f);
+    EXPECT_EQ(o.momentum, 0.0f);
+    EXPECT_EQ(o.weight_decay, 0.0f);
+    EXPECT_EQ(o.initial_square_average, 1.0f);
+}
+
+TEST(LoadConfig, EveryKeySet) {
+    const hc::RunConfig c = hc::load_config(data("full.yaml"));
+    EXPECT_EQ(c.name, "everything");
+    EXPECT_EQ(c.description, "every key, none at its default");
+    EXPECT_EQ(c.model.stacks, 3);
+    EXPECT_EQ(c.model.features, 32);
+    EXPECT_EQ(c.model.depth, 3);
+    EXPECT_EQ(c.model.joints, 5);
+    EXPECT_EQ(c.model.input_size, 64);
+    EXPECT_EQ(c.model.batch, 4);
+    EXPECT_FALSE(c.model.conv_bias);
+    EXPECT_FLOAT_EQ(c.model.bn_momentum, 0.2f);
+    EXPECT_FLOAT_EQ(c.model.bn_eps, 1e-3f);
+    EXPECT_EQ(c.model.loss, harness::model::LossReduction::mean);
+
+    // Explicit values win over the variant's defaults.
+    EXPECT_EQ(c.optimizer.variant, HB_RMSPROP_TENSORFLOW);
+    EXPECT_FLOAT_EQ(c.optimizer.learning_rate, 1.0f);
+    EXPECT_FLOAT_EQ(c.optimizer.alpha, 0.5f);
+    EXPECT_FLOAT_EQ(c.optimizer.eps, 1e-3f);
+    EXPECT_FLOAT_EQ(c.optimizer.momentum, 0.9f);
+    EXPECT_FLOAT_EQ(c.optimizer.weight_decay, 1e-4f);
+    EXPECT_EQ(c.optimizer.initial_square_average, 1.0f);
+
+    EXPECT_EQ(c.seed, UINT64_MAX);
+    EXPECT_EQ(c.batches, 64);
+    EXPECT_EQ(c.placement, HB_PLACEMENT_HOST);
+    EXPECT_EQ(c.warmup, 0);
+    EXPECT_EQ(c.iterations, 1000000);
+    EXPECT_EQ(c.timeout_s, 0.5);
+
+    ASSERT_EQ(c.backends.size(), 2u);
+    expect_backend(c.backends[0], "one.DNN_cpu-1", "onednn", "cpu");
+    const std::map<std::string, std::string> options = {{"threads", "4"},
+                                                        {"verbose", "true"},
+                                                        {"scale", "0.5"},
+                                                        {"label", "two words"},
+                                                        {"empty", ""}};
+    EXPECT_EQ(c.backends[0].options, options);
+    EXPECT_EQ(c.backends[0].line, 32);
+    expect_backend(c.backends[1], "libtorch", "libtorch", "cuda:1");
+    EXPECT_EQ(c.backends[1].warmup, 0);
+    EXPECT_EQ(c.backends[1].iterations, 7);
+    EXPECT_EQ(c.backends[1].timeout_s, 30);
+    EXPECT_EQ(c.backends[1].line, 41);
+}
+
+TEST(LoadConfig, ToString) {
+    EXPECT_STREQ(hc::to_string(HB_PLACEMENT_DEVICE), "device");
+    EXPECT_STREQ(hc::to_string(HB_PLACEMENT_HOST), "host");
+    EXPECT_STREQ(hc::to_string(HB_RMSPROP_TORCH), "torch");
+    EXPECT_STREQ(hc::to_string(HB_RMSPROP_TENSORFLOW), "tensorflow");
+}
+
+TEST(LoadConfig, MissingFile) {
+    const std::string path = data("does_not_exist.yaml");
+    EXPECT_EQ(load_error(path), path + ": cannot read config: No such file or directory");
+}
+
+TEST(LoadConfig, DirectoryIsNotAConfig) {
+    const std::string path = data("");
+    EXPECT_EQ(load_error(path), path + ": cannot read config: Is a directory");
+}
+
+struct BadConfig {
+    const char* file;
+    const char* error;  // what() after the file's path
+};
+
+void PrintTo(const BadConfig& c, std::ostream* os) {
+    *os << c.file;
+}
+
+class BadConfigTest : public testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, FailsAtTheOffendingNode) {
+    const std::string path = data(GetParam().file);
+    EXPECT_EQ(load_error(path), path + GetParam().error);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, BadConfigTest,
+    testing::Values(
+        BadConfig{"bad_unknown_key.yaml",
+                  ":3:3: key 'model.stakcs': unknown key 'model.stakcs' (did you mean 'stacks'?)"},
+        BadConfig{"bad_unknown_key_no_suggestion.yaml",
+                  ":1:1: key 'colour': unknown key 'colour' (expected one of: name, description, "
+                  "model, optimizer, data, run, backends)"},
+        BadConfig{"bad_backend_unknown_key.yaml",
+                  ":4:5: key 'backends[1].devcie': unknown key 'backends[1].devcie' (did you mean "
+                  "'device'?)"},
+        BadConfig{"bad_type.yaml",
+                  ":2:11: key 'model.stacks': expected an integer in [1, 16], got 'abc'"},
+        BadConfig{"bad_type_float_for_int.yaml",
+                  ":2:10: key 'model.batch': expected an integer in [1, 4096], got '2.5'"},
+        BadConfig{"bad_type_quoted_int.yaml",
+                  ":2:11: key 'model.stacks': expected an integer in [1, 16], got the string '8'"},
+        BadConfig{"bad_type_map_for_scalar.yaml",
+                  ":2:11: key 'model.joints': expected an integer in [1, 1024], got a mapping"},
+        BadConfig{"bad_type_list_for_map.yaml",
+                  ":1:8: key 'model': expected a mapping, got a list"},
+        BadConfig{"bad_empty_value.yaml",
+                  ":2:3: key 'run.iterations': expected an integer in [1, 1000000], got an empty "
+                  "value"},
+        BadConfig{"bad_range.yaml",
+                  ":2:11: key 'model.stacks': expected an integer in [1, 16], got '17'"},
+        BadConfig{"bad_range_float.yaml",
+                  ":2:10: key 'optimizer.alpha': expected a number in [0, 1), got '1.0'"},
+        BadConfig{"bad_range_float32.yaml",
+                  ":2:10: key 'optimizer.alpha': expected a number in [0, 1), got '0.9999999999', "
+                  "which is 1 as a float32"},
+        BadConfig{"bad_range_timeout.yaml",
+                  ":2:12: key 'run.timeout': expected a number in (0, 604800], got '0'"},
+        BadConfig{"bad_range_seed.yaml",
+                  ":2:9: key 'data.seed': expected an unsigned 64-bit integer, got '-1'"},
+        BadConfig{"bad_range_override.yaml",
+                  ":3:17: key 'backends[0].iterations': expected an integer in [1, 1000000], got "
+                  "'0'"},
+        BadConfig{"bad_odd_features.yaml",
+                  ":2:13: key 'model.features': expected an even integer in [2, 2048], got '255'"},
+        BadConfig{"bad_bool.yaml",
+                  ":2:14: key 'model.conv_bias': expected true or false, got 'yes'"},
+        BadConfig{"bad_choice.yaml", ":2:9: key 'model.loss': expected 'sum' or 'mean', got 'avg'"},
+        BadConfig{"bad_optimizer_type.yaml",
+                  ":2:9: key 'optimizer.type': expected 'rmsprop', got 'adam'"},
+        BadConfig{"bad_syntax.yaml", ":3:9: syntax error: end of sequence flow not found"},
+        BadConfig{"bad_duplicate_backend.yaml",
+                  ":6:11: key 'backends[2].name': duplicate backend name 'torch' (first at line "
+                  "3)"},
+        BadConfig{"bad_duplicate_backend_default_name.yaml",
+                  ":3:13: key 'backends[1].plugin': duplicate backend name 'reference' (first at "
+                  "line 2)"},
+        BadConfig{"bad_duplicate_key.yaml",
+                  ":3:3: key 'model.stacks': duplicate key 'model.stacks' (first at line 2)"},
+        BadConfig{"bad_missing_backends.yaml",
+                  ":1:1: key 'backends': missing required key 'backends'"},
+        BadConfig{"bad_empty_backends.yaml",
+                  ":1:11: key 'backends': expected a non-empty list of backends, got an empty "
+                  "list"},
+        BadConfig{"bad_backend_not_a_map.yaml",
+                  ":2:5: key 'backends[0]': expected a backend (a mapping with at least "
+                  "'plugin'), got 'reference'"},
+        BadConfig{"bad_backend_missing_plugin.yaml",
+                  ":3:5: key 'backends[1].plugin': missing required key 'backends[1].plugin'"},
+        BadConfig{"bad_plugin_name.yaml",
+                  ":2:13: key 'backends[0].plugin': expected a plugin name matching [a-z0-9_]+, "
+                  "got 'Lib-Torch'"},
+        BadConfig{"bad_input_size.yaml",
+                  ":3:15: key 'model.input_size': input_size 100 must be divisible by 64 (4 * "
+                  "2^depth)"},
+        BadConfig{"bad_depth_for_input_size.yaml",
+                  ":2:10: key 'model.depth': input_size 256 must be divisible by 512 (4 * "
+                  "2^depth)"},
+        BadConfig{"bad_option_value_map.yaml",
+                  ":4:16: key 'backends[0].options.threads': expected a scalar option value, got "
+                  "a mapping"},
+        BadConfig{"bad_options_not_a_map.yaml",
+                  ":3:14: key 'backends[0].options': expected a mapping, got a list"},
+        BadConfig{"bad_empty.yaml", ": the config is empty (it needs at least a 'backends' list)"},
+        BadConfig{"bad_two_documents.yaml", ":4:1: expected one YAML document, found 2"},
+        BadConfig{"bad_top_level_list.yaml", ":1:1: expected a mapping, got a list"}),
+    [](const testing::TestParamInfo<BadConfig>& param) {
+        std::string name = param.param.file;
+        return name.substr(0, name.find('.'));
+    });

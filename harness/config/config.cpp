@@ -1,0 +1,264 @@
+#include "config/config.hpp"
+
+#include "config/sha256.hpp"
+#include "config/yaml_fields.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+
+namespace harness::config {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const Range kLearningRate{0, 10, true, false};
+const Range kUnitOpenBelow{0, 1, true, false};  // (0, 1]
+const Range kUnitOpenAbove{0, 1, false, true};  // [0, 1)
+const Range kUnitOpen{0, 1, true, true};        // (0, 1)
+const Range kPositive{0, kInf, true, false};
+const Range kNonNegative{0, kInf, false, false};
+const Range kTimeout{0, 604800, true, false};  // up to a week
+
+constexpr int kMaxWarmup = 100000;
+constexpr int kMaxIterations = 1000000;
+
+std::string read_bytes(const std::string& path) {
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                               &std::fclose);
+    if (!file) throw ConfigError(path + ": cannot read config: " + std::strerror(errno));
+    std::string bytes;
+    char buffer[1 << 16];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) bytes.append(buffer, n);
+    if (std::ferror(file.get())) {
+        throw ConfigError(path + ": cannot read config: " + std::strerror(errno));
+    }
+    return bytes;
+}
+
+YAML::Node parse_document(const std::string& path, const std::string& bytes) {
+    std::vector<YAML::Node> documents;
+    try {
+        documents = YAML::LoadAll(bytes);
+    } catch (const YAML::Exception& e) {
+        fail_at(path, e.mark, "", "syntax error: " + e.msg);
+    }
+    if (documents.empty() || documents[0].IsNull()) {
+        throw ConfigError(path + ": the config is empty (it needs at least a 'backends' list)");
+    }
+    if (documents.size() > 1) {
+        fail_at(path, documents[1].Mark(), "",
+                "expected one YAML document, found " + std::to_string(documents.size()));
+    }
+    return documents[0];
+}
+
+bool in_charset(const std::string& text, bool uppercase, const char* punctuation) {
+    if (text.empty()) return false;
+    for (char c : text) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                        (uppercase && c >= 'A' && c <= 'Z') ||
+                        (c != '\0' && std::strchr(punctuation, c) != nullptr);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+model::HourglassSpec read_model(const Field& field) {
+    const Section s(field, {"stacks", "features", "depth", "joints", "input_size", "batch",
+                            "conv_bias", "bn_momentum", "bn_eps", "loss"});
+    model::HourglassSpec m;
+    if (auto f = s.get("stacks")) m.stacks = read_int(*f, 1, 16);
+    if (auto f = s.get("features")) {
+        m.features = read_int(*f, 2, 2048);
+        if (m.features % 2 != 0)
+            f->fail("expected an even integer in [2, 2048], got " + f->describe());
+    }
+    if (auto f = s.get("depth")) m.depth = read_int(*f, 1, 8);
+    if (auto f = s.get("joints")) m.joints = read_int(*f, 1, 1024);
+    if (auto f = s.get("input_size")) m.input_size = read_int(*f, 8, 2048);
+    if (auto f = s.get("batch")) m.batch = read_int(*f, 1, 4096);
+    if (auto f = s.get("conv_bias")) m.conv_bias = read_bool(*f);
+    if (auto f = s.get("bn_momentum")) m.bn_momentum = read_float(*f, kUnitOpenBelow);
+    if (auto f = s.get("bn_eps")) m.bn_eps = read_float(*f, kPositive);
+    if (auto f = s.get("loss")) {
+        m.loss = read_choice(*f, {"sum", "mean"}) == 0 ? model::LossReduction::sum
+                                                       : model::LossReduction::mean;
+    }
+
+    // The stem divides the input by 4, and each hourglass level halves it again.
+    const int divisor = 4 << m.depth;
+    if (m.input_size % divisor != 0) {
+        const auto blamed = s.get("input_size") ? s.get("input_size") : s.get("depth");
+        blamed->fail("input_size " + std::to_string(m.input_size) + " must be divisible by " +
+                     std::to_string(divisor) + " (4 * 2^depth)");
+    }
+    return m;
+}
+
+hb_optimizer read_optimizer(const std::optional<Field>& field) {
+    hb_optimizer o{};
+    o.variant = HB_RMSPROP_TORCH;
+    o.learning_rate = 2.5e-4f;
+    std::optional<float> alpha, eps;
+    if (field) {
+        const Section s(*field, {"type", "variant", "learning_rate", "alpha", "eps", "momentum",
+                                 "weight_decay"});
+        if (auto f = s.get("type")) read_choice(*f, {"rmsprop"});
+        if (auto f = s.get("variant")) {
+            o.variant = read_choice(*f, {"torch", "tensorflow"}) == 0 ? HB_RMSPROP_TORCH
+                                                                      : HB_RMSPROP_TENSORFLOW;
+        }
+        if (auto f = s.get("learning_rate")) o.learning_rate = read_float(*f, kLearningRate);
+        if (auto f = s.get("alpha")) alpha = read_float(*f, kUnitOpenAbove);
+        if (auto f = s.get("eps")) eps = read_float(*f, kUnitOpen);
+        if (auto f = s.get("momentum")) o.momentum = read_float(*f, kUnitOpenAbove);
+        if (auto f = s.get("weight_decay")) o.weight_decay = read_float(*f, kNonNegative);
+    }
+    const bool tensorflow = o.variant == HB_RMSPROP_TENSORFLOW;
+    o.alpha = alpha.value_or(tensorflow ? 0.9f : 0.99f);
+    o.eps = eps.value_or(tensorflow ? 1e-10f : 1e-8f);
+    o.initial_square_average = tensorflow ? 1.0f : 0.0f;
+    return o;
+}
+
+void read_data(const Field& field, RunConfig& c) {
+    const Section s(field, {"seed", "batches", "placement"});
+    if (auto f = s.get("seed")) c.seed = read_uint64(*f);
+    if (auto f = s.get("batches")) c.batches = read_int(*f, 1, 64);
+    if (auto f = s.get("placement")) {
+        c.placement =
+            read_choice(*f, {"device", "host"}) == 0 ? HB_PLACEMENT_DEVICE : HB_PLACEMENT_HOST;
+    }
+}
+
+void read_run(const Field& field, RunConfig& c) {
+    const Section s(field, {"warmup", "iterations", "timeout"});
+    if (auto f = s.get("warmup")) c.warmup = read_int(*f, 0, kMaxWarmup);
+    if (auto f = s.get("iterations")) c.iterations = read_int(*f, 1, kMaxIterations);
+    if (auto f = s.get("timeout")) c.timeout_s = read_double(*f, kTimeout);
+}
+
+std::string read_pattern(const Field& f, bool uppercase, const char* punctuation,
+                         const std::string& expected) {
+    const std::string text = read_string(f);
+    if (!in_charset(text, uppercase, punctuation)) {
+        f.fail("expected " + expected + ", got " + f.describe());
+    }
+    return text;
+}
+
+std::map<std::string, std::string> read_options(const Field& field) {
+    std::map<std::string, std::string> options;
+    const Section section = Section::any_keys(field);
+    for (const Field& option : section.fields()) {
+        if (!option.node.IsScalar()) {
+            option.fail("expected a scalar option value, got " + option.describe());
+        }
+        options[option.key.substr(field.key.size() + 1)] = option.node.Scalar();
+    }
+    return options;
+}
+
+// `name_field` is where the entry's name comes from: `name`, or else `plugin`.
+BackendEntry read_backend(const Field& field, Field& name_field) {
+    if (!field.node.IsMap()) {
+        field.fail("expected a backend (a mapping with at least 'plugin'), got " +
+                   field.describe());
+    }
+    const Section s(field,
+                    {"plugin", "name", "device", "options", "warmup", "iterations", "timeout"});
+    BackendEntry b;
+    b.line = field.mark.line + 1;
+    name_field = s.require("plugin");
+    b.plugin = read_pattern(name_field, false, "_", "a plugin name matching [a-z0-9_]+");
+    b.name = b.plugin;
+    if (auto f = s.get("name")) {
+        name_field = *f;
+        b.name = read_pattern(*f, true, "_.-", "a name matching [A-Za-z0-9_.-]+");
+    }
+    if (auto f = s.get("device")) {
+        b.device = read_pattern(*f, true, "_.:-", "a device such as cpu or cuda:0");
+    }
+    if (auto f = s.get("options")) b.options = read_options(*f);
+    if (auto f = s.get("warmup")) b.warmup = read_int(*f, 0, kMaxWarmup);
+    if (auto f = s.get("iterations")) b.iterations = read_int(*f, 1, kMaxIterations);
+    if (auto f = s.get("timeout")) b.timeout_s = read_double(*f, kTimeout);
+    return b;
+}
+
+std::vector<BackendEntry> read_backends(const Field& field) {
+    if (!field.node.IsSequence() || field.node.size() == 0) {
+        field.fail("expected a non-empty list of backends, got " +
+                   (field.node.IsSequence() ? "an empty list" : field.describe()));
+    }
+    std::vector<BackendEntry> backends;
+    std::vector<int> name_lines;
+    for (size_t i = 0; i < field.node.size(); ++i) {
+        Field name_field;
+        BackendEntry b = read_backend(field.element(i), name_field);
+        for (size_t j = 0; j < backends.size(); ++j) {
+            if (backends[j].name == b.name) {
+                name_field.fail("duplicate backend name '" + b.name + "' (first at line " +
+                                std::to_string(name_lines[j]) + ")");
+            }
+        }
+        name_lines.push_back(name_field.mark.line + 1);
+        backends.push_back(std::move(b));
+    }
+    return backends;
+}
+
+}  // namespace
+
+RunConfig load_config(const std::string& path) {
+    const std::string bytes = read_bytes(path);
+    const YAML::Node root = parse_document(path, bytes);
+
+    RunConfig c;
+    c.path = path;
+    c.sha256 = sha256_hex(bytes);
+    c.name = std::filesystem::path(path).stem().string();
+
+    const Section s(Field{path, "", root, root.Mark()},
+                    {"name", "description", "model", "optimizer", "data", "run", "backends"});
+    if (auto f = s.get("name")) {
+        c.name = read_string(*f);
+        if (c.name.empty() || c.name.find_first_of("\r\n") != std::string::npos) {
+            f->fail("expected a non-empty, single-line name, got " + f->describe());
+        }
+    }
+    if (auto f = s.get("description")) c.description = read_string(*f);
+    if (auto f = s.get("model")) c.model = read_model(*f);
+    c.optimizer = read_optimizer(s.get("optimizer"));
+    if (auto f = s.get("data")) read_data(*f, c);
+    if (auto f = s.get("run")) read_run(*f, c);
+    c.backends = read_backends(s.require("backends"));
+    return c;
+}
+
+const char* to_string(hb_placement p) {
+    switch (p) {
+        case HB_PLACEMENT_DEVICE:
+            return "device";
+        case HB_PLACEMENT_HOST:
+            return "host";
+    }
+    return "unknown";
+}
+
+const char* to_string(hb_rmsprop_variant v) {
+    switch (v) {
+        case HB_RMSPROP_TORCH:
+            return "torch";
+        case HB_RMSPROP_TENSORFLOW:
+            return "tensorflow";
+    }
+    return "unknown";
+}
+
+}  // namespace harness::config

@@ -30,9 +30,9 @@ struct BackendEntry {
 };
 
 struct RunConfig {
-    std::string path;     // as given
-    std::string name;     // `name:` or the file's stem
-    std::string sha256;   // of the file's bytes
+    std::string path;    // as given
+    std::string name;    // `name:` or the file's stem
+    std::string sha256;  // of the file's bytes
     std::string description;
 
     model::HourglassSpec model;
