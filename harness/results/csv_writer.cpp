@@ -1,0 +1,256 @@
+#include "results/csv_writer.hpp"
+
+#include "results/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace harness::results {
+
+namespace {
+
+using Row = std::vector<std::string>;
+
+bool has_timings(const BackendRun& r) {
+    return r.status == Status::ok || r.status == Status::mismatch;
+}
+
+std::string join_pairs(const std::map<std::string, std::string>& kv) {
+    std::string out;
+    for (const auto& [k, v] : kv) {
+        if (!out.empty()) out += ';';
+        out += k + '=' + v;
+    }
+    return out;
+}
+
+std::string nonzero(int64_t v) {
+    return v == 0 ? std::string() : std::to_string(v);
+}
+std::string boolean(bool b) {
+    return b ? "true" : "false";
+}
+std::string ms(double v) {
+    return fmt::format("{:.4f}", v);
+}
+std::string fixed3(double v) {
+    return fmt::format("{:.3f}", v);
+}
+
+std::string loss(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return fmt::format("{:.9g}", v);
+}
+
+double median_of(const std::vector<double>& xs) {
+    return compute_stats(xs, 0, 0).median_ms;
+}
+
+std::string phase_median(const BackendRun& r, const std::vector<double>& phase) {
+    return has_timings(r) && !phase.empty() ? ms(median_of(phase)) : std::string();
+}
+
+// setup_ms .. optimizer_ms: empty unless the run produced valid timings.
+constexpr size_t kTimingColumns = 16;
+
+Row timing_fields(const BackendRun& r) {
+    if (!has_timings(r)) return Row(kTimingColumns);
+    const Stats& s = r.stats;
+    return {ms(r.setup_ms),
+            ms(s.median_ms),
+            ms(s.mean_ms),
+            ms(s.stddev_ms),
+            ms(s.min_ms),
+            ms(s.max_ms),
+            ms(s.p10_ms),
+            ms(s.p90_ms),
+            ms(s.iqr_ms),
+            fmt::format("{:.6f}", s.cv),
+            boolean(s.noisy),
+            fixed3(s.images_per_s),
+            fixed3(s.gflops),
+            phase_median(r, r.forward_ms),
+            phase_median(r, r.backward_ms),
+            phase_median(r, r.optimizer_ms)};
+}
+
+Row make_row(const Provenance& p, const BackendRun& r) {
+    const bool stepped = !r.warmup_losses.empty() || !r.losses.empty();
+    Row row{std::to_string(kSchemaVersion),
+            p.utc_time,
+            p.harness_version,
+            p.git_commit,
+            p.config_name,
+            p.config_sha256,
+            p.host,
+            p.cpu_model,
+            p.gpu_name,
+            p.gpu_driver,
+            r.backend,
+            r.plugin,
+            r.plugin_version,
+            r.device,
+            join_pairs(r.options),
+            join_pairs(r.libraries),
+            nonzero(r.threads),
+            r.math_mode,
+            p.placement,
+            std::to_string(p.seed),
+            std::to_string(r.batch),
+            to_string(r.status),
+            r.message,
+            r.check,
+            boolean(r.nonfinite_loss),
+            std::to_string(r.warmup),
+            std::to_string(r.iterations)};
+    const Row timings = timing_fields(r);
+    row.insert(row.end(), timings.begin(), timings.end());
+    row.push_back(
+        r.peak_memory_bytes == 0
+            ? std::string()
+            : fmt::format("{:.1f}", static_cast<double>(r.peak_memory_bytes) / 1048576.0));
+    row.push_back(nonzero(r.flops_per_step));
+    row.push_back(stepped ? loss(r.first_loss()) : std::string());
+    row.push_back(stepped ? loss(r.last_loss()) : std::string());
+    return row;
+}
+
+std::string quote(const std::string& field) {
+    if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+    std::string out = "\"";
+    for (char c : field) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + '"';
+}
+
+void append_line(std::string& out, const Row& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+        if (i > 0) out += ',';
+        out += quote(fields[i]);
+    }
+    out += '\n';
+}
+
+[[noreturn]] void malformed(const std::string& path, const std::string& where,
+                            const std::string& what) {
+    throw std::runtime_error("malformed CSV " + path + " (" + where + "): " + what);
+}
+
+std::string at_line(size_t line) {
+    return "line " + std::to_string(line);
+}
+
+// RFC 4180: fields separated by commas, rows by LF or CRLF; a quoted field may hold commas,
+// line breaks and doubled quotes.
+std::vector<Row> parse_csv(const std::string& text, const std::string& path) {
+    std::vector<Row> rows;
+    Row row;
+    std::string field;
+    bool in_quotes = false, after_quote = false;
+    size_t line = 1;
+    const auto end_field = [&] {
+        row.push_back(std::move(field));
+        field.clear();
+        after_quote = false;
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+        if (c == '\n') ++line;
+        if (in_quotes) {
+            if (c != '"') {
+                field += c;
+            } else if (next == '"') {
+                field += '"';
+                ++i;
+            } else {
+                in_quotes = false;
+                after_quote = true;
+            }
+        } else if (c == ',') {
+            end_field();
+        } else if (c == '\n' || (c == '\r' && next == '\n')) {
+            if (c == '\r') {
+                ++i;
+                ++line;
+            }
+            end_field();
+            rows.push_back(std::move(row));
+            row.clear();
+        } else if (after_quote) {
+            malformed(path, at_line(line), "text after a closing quote");
+        } else if (c == '"') {
+            if (!field.empty()) malformed(path, at_line(line), "quote inside an unquoted field");
+            in_quotes = true;
+        } else if (c == '\r') {
+            malformed(path, at_line(line), "carriage return outside quotes");
+        } else {
+            field += c;
+        }
+    }
+    if (in_quotes) malformed(path, at_line(line), "unterminated quoted field");
+    if (!row.empty() || !field.empty() || after_quote) {
+        end_field();
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+std::vector<std::string> csv_columns() {
+    return {"schema_version", "utc_time",    "harness_version", "git_commit",     "config_name",
+            "config_sha256",  "host",        "cpu_model",       "gpu_name",       "gpu_driver",
+            "backend",        "plugin",      "plugin_version",  "device",         "options",
+            "libraries",      "threads",     "math_mode",       "placement",      "seed",
+            "batch",          "status",      "message",         "check",          "nonfinite_loss",
+            "warmup",         "iterations",  "setup_ms",        "median_ms",      "mean_ms",
+            "stddev_ms",      "min_ms",      "max_ms",          "p10_ms",         "p90_ms",
+            "iqr_ms",         "cv",          "noisy",           "images_per_s",   "gflops",
+            "forward_ms",     "backward_ms", "optimizer_ms",    "peak_memory_mb", "flops_per_step",
+            "first_loss",     "last_loss"};
+}
+
+void write_csv(const std::string& path, const Provenance& provenance,
+               const std::vector<BackendRun>& runs) {
+    std::string text;
+    append_line(text, csv_columns());
+    for (const BackendRun& run : runs) append_line(text, make_row(provenance, run));
+    write_file_atomically(path, text);
+}
+
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+    const std::vector<Row> rows = parse_csv(read_text(path), path);
+    if (rows.empty()) malformed(path, "header", "empty file");
+    const Row& header = rows.front();
+    std::vector<std::map<std::string, std::string>> out;
+    for (size_t r = 1; r < rows.size(); ++r) {
+        if (rows[r].size() != header.size()) {
+            malformed(
+                path, "row " + std::to_string(r),
+                fmt::format("row has {} fields, header has {}", rows[r].size(), header.size()));
+        }
+        std::map<std::string, std::string>& m = out.emplace_back();
+        for (size_t c = 0; c < header.size(); ++c) m[header[c]] = rows[r][c];
+    }
+    return out;
+}
+
+}  // namespace harness::results

@@ -1,0 +1,186 @@
+#include "results/json_writer.hpp"
+
+#include "results/atomic_file.hpp"
+#include "results/csv_writer.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace harness::results {
+
+using nlohmann::json;
+
+namespace {
+
+// JSON has no NaN or infinity: those travel as the strings "nan", "inf" and "-inf".
+json number(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
+double number_from(const json& j) {
+    if (j.is_string()) {
+        const auto& s = j.get_ref<const std::string&>();
+        if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+        if (s == "inf") return std::numeric_limits<double>::infinity();
+        if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    }
+    return j.get<double>();  // throws type_error for anything else
+}
+
+json numbers(const std::vector<double>& xs) {
+    json a = json::array();
+    for (double x : xs) a.push_back(number(x));
+    return a;
+}
+
+std::vector<double> numbers_from(const json& j) {
+    std::vector<double> xs;
+    xs.reserve(j.size());
+    for (const json& x : j) xs.push_back(number_from(x));
+    return xs;
+}
+
+// A manifest that is a JSON object or array is embedded as such; anything else (including a
+// JSON string literal, which would not survive the round trip) is kept as its raw text.
+json manifest(const std::string& text) {
+    json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_object() || parsed.is_array()) return parsed;
+    return text;
+}
+
+std::string manifest_from(const json& j) {
+    return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+json stats_json(const Stats& s) {
+    return {{"median_ms", number(s.median_ms)},
+            {"mean_ms", number(s.mean_ms)},
+            {"stddev_ms", number(s.stddev_ms)},
+            {"min_ms", number(s.min_ms)},
+            {"max_ms", number(s.max_ms)},
+            {"p10_ms", number(s.p10_ms)},
+            {"p90_ms", number(s.p90_ms)},
+            {"iqr_ms", number(s.iqr_ms)},
+            {"cv", number(s.cv)},
+            {"images_per_s", number(s.images_per_s)},
+            {"gflops", number(s.gflops)},
+            {"noisy", s.noisy}};
+}
+
+Stats stats_from(const json& j) {
+    Stats s;
+    s.median_ms = number_from(j.at("median_ms"));
+    s.mean_ms = number_from(j.at("mean_ms"));
+    s.stddev_ms = number_from(j.at("stddev_ms"));
+    s.min_ms = number_from(j.at("min_ms"));
+    s.max_ms = number_from(j.at("max_ms"));
+    s.p10_ms = number_from(j.at("p10_ms"));
+    s.p90_ms = number_from(j.at("p90_ms"));
+    s.iqr_ms = number_from(j.at("iqr_ms"));
+    s.cv = number_from(j.at("cv"));
+    s.images_per_s = number_from(j.at("images_per_s"));
+    s.gflops = number_from(j.at("gflops"));
+    s.noisy = j.at("noisy").get<bool>();
+    return s;
+}
+
+Status status_from(const json& j) {
+    const std::string name = j.get<std::string>();
+    if (auto s = status_from_string(name)) return *s;
+    throw json::other_error::create(501, "unknown status \"" + name + "\"", &j);
+}
+
+}  // namespace
+
+json to_json(const BackendRun& r) {
+    return {{"backend", r.backend},
+            {"plugin", r.plugin},
+            {"plugin_version", r.plugin_version},
+            {"device", r.device},
+            {"options", r.options},
+            {"libraries", r.libraries},
+            {"math_mode", r.math_mode},
+            {"threads", r.threads},
+            {"check", r.check},
+            {"status", to_string(r.status)},
+            {"message", r.message},
+            {"nonfinite_loss", r.nonfinite_loss},
+            {"warmup", r.warmup},
+            {"iterations", r.iterations},
+            {"batch", r.batch},
+            {"flops_per_step", r.flops_per_step},
+            {"setup_ms", number(r.setup_ms)},
+            {"warmup_ms", numbers(r.warmup_ms)},
+            {"samples_ms", numbers(r.samples_ms)},
+            {"warmup_losses", numbers(r.warmup_losses)},
+            {"losses", numbers(r.losses)},
+            {"forward_ms", numbers(r.forward_ms)},
+            {"backward_ms", numbers(r.backward_ms)},
+            {"optimizer_ms", numbers(r.optimizer_ms)},
+            {"peak_memory_bytes", r.peak_memory_bytes},
+            {"manifest", manifest(r.manifest_json)},
+            {"stats", stats_json(r.stats)},
+            {"first_loss", number(r.first_loss())},
+            {"last_loss", number(r.last_loss())}};
+}
+
+BackendRun backend_run_from_json(const json& j) {
+    BackendRun r;
+    r.backend = j.at("backend").get<std::string>();
+    r.plugin = j.at("plugin").get<std::string>();
+    r.plugin_version = j.at("plugin_version").get<std::string>();
+    r.device = j.at("device").get<std::string>();
+    r.options = j.at("options").get<std::map<std::string, std::string>>();
+    r.libraries = j.at("libraries").get<std::map<std::string, std::string>>();
+    r.math_mode = j.at("math_mode").get<std::string>();
+    r.threads = j.at("threads").get<int>();
+    r.check = j.at("check").get<std::string>();
+    r.status = status_from(j.at("status"));
+    r.message = j.at("message").get<std::string>();
+    r.nonfinite_loss = j.at("nonfinite_loss").get<bool>();
+    r.warmup = j.at("warmup").get<int>();
+    r.iterations = j.at("iterations").get<int>();
+    r.batch = j.at("batch").get<int64_t>();
+    r.flops_per_step = j.at("flops_per_step").get<int64_t>();
+    r.setup_ms = number_from(j.at("setup_ms"));
+    r.warmup_ms = numbers_from(j.at("warmup_ms"));
+    r.samples_ms = numbers_from(j.at("samples_ms"));
+    r.warmup_losses = numbers_from(j.at("warmup_losses"));
+    r.losses = numbers_from(j.at("losses"));
+    r.forward_ms = numbers_from(j.at("forward_ms"));
+    r.backward_ms = numbers_from(j.at("backward_ms"));
+    r.optimizer_ms = numbers_from(j.at("optimizer_ms"));
+    r.peak_memory_bytes = j.at("peak_memory_bytes").get<uint64_t>();
+    r.manifest_json = manifest_from(j.at("manifest"));
+    r.stats = stats_from(j.at("stats"));
+    return r;
+}
+
+json to_json(const Provenance& p) {
+    return {{"utc_time", p.utc_time},
+            {"harness_version", p.harness_version},
+            {"git_commit", p.git_commit},
+            {"config_name", p.config_name},
+            {"config_path", p.config_path},
+            {"config_sha256", p.config_sha256},
+            {"host", p.host},
+            {"cpu_model", p.cpu_model},
+            {"gpu_name", p.gpu_name},
+            {"gpu_driver", p.gpu_driver},
+            {"seed", p.seed},
+            {"placement", p.placement}};
+}
+
+void write_json(const std::string& path, const Provenance& provenance,
+                const std::vector<BackendRun>& runs) {
+    json doc = {{"schema_version", kSchemaVersion},
+                {"provenance", to_json(provenance)},
+                {"runs", json::array()}};
+    for (const BackendRun& run : runs) doc["runs"].push_back(to_json(run));
+    // Plugin messages may hold invalid UTF-8; replace it rather than lose the whole file.
+    write_file_atomically(path, doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace harness::results

@@ -1,0 +1,49 @@
+#include "results/record.hpp"
+
+#include <array>
+#include <limits>
+#include <utility>
+
+namespace harness::results {
+
+namespace {
+
+constexpr std::array<std::pair<Status, const char*>, 7> kNames{{
+    {Status::ok, "ok"},
+    {Status::skipped, "skipped"},
+    {Status::failed, "failed"},
+    {Status::crashed, "crashed"},
+    {Status::timeout, "timeout"},
+    {Status::oom, "oom"},
+    {Status::mismatch, "mismatch"},
+}};
+
+}  // namespace
+
+const char* to_string(Status s) {
+    for (const auto& [status, name] : kNames) {
+        if (status == s) return name;
+    }
+    return "unknown";
+}
+
+std::optional<Status> status_from_string(const std::string& s) {
+    for (const auto& [status, name] : kNames) {
+        if (s == name) return status;
+    }
+    return std::nullopt;
+}
+
+double BackendRun::first_loss() const {
+    if (!warmup_losses.empty()) return warmup_losses.front();
+    if (!losses.empty()) return losses.front();
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+double BackendRun::last_loss() const {
+    if (!losses.empty()) return losses.back();
+    if (!warmup_losses.empty()) return warmup_losses.back();
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace harness::results
