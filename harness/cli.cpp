@@ -1,0 +1,77 @@
+#include "cli.hpp"
+
+#include "commands.hpp"
+#include "harness/version.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace harness {
+
+int main_cli(int argc, char** argv) {
+    CLI::App app{
+        "harness: runs the same stacked-hourglass training step in every deep-learning backend "
+        "plugin, checks that they agree and times them."};
+    app.set_version_flag("--version", std::string(kVersion) + " (" + kGitCommit + ")");
+    app.require_subcommand(1);
+
+    RunArgs run;
+    auto* run_cmd = app.add_subcommand("run", "Run and time the backends of a config; write a CSV");
+    run_cmd->add_option("config", run.config, "Run config (YAML)")->required();
+    run_cmd->add_option("--backends", run.backends,
+                        "Comma-separated backend names from the config (default: all)");
+    run_cmd->add_option("--iterations", run.iterations, "Timed steps per backend")
+        ->check(CLI::Range(1, 1000000));
+    run_cmd->add_option("--warmup", run.warmup, "Untimed warm-up steps per backend")
+        ->check(CLI::Range(0, 100000));
+    run_cmd->add_option("--output", run.output,
+                        "Results CSV (default: runs/<config>-<UTC time>.csv); a JSON sidecar "
+                        "with the raw samples is written beside it");
+    run_cmd->add_option("--dump", run.dump_dir,
+                        "Also write the initial weights and batches as .npy files + index.json");
+    run_cmd->add_flag("--json", run.json, "Print the results as JSON instead of a table");
+
+    bool list_json = false;
+    auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");
+    list_cmd->add_flag("--json", list_json, "Machine-readable output");
+
+    std::string info_config;
+    bool info_json = false;
+    auto* info_cmd = app.add_subcommand(
+        "info", "Describe a config's model: layers, parameters, FLOPs, activation memory");
+    info_cmd->add_option("config", info_config, "Run config (YAML)")->required();
+    info_cmd->add_flag("--json", info_json, "Machine-readable output");
+
+    std::string worker_config, worker_result;
+    int worker_index = 0, worker_warmup = -1, worker_iterations = -1;
+    auto* worker_cmd = app.add_subcommand("__worker", "")->group("");
+    worker_cmd->add_option("config", worker_config)->required();
+    worker_cmd->add_option("index", worker_index)->required();
+    worker_cmd->add_option("result", worker_result)->required();
+    worker_cmd->add_option("--warmup", worker_warmup);
+    worker_cmd->add_option("--iterations", worker_iterations);
+
+    std::string describe_file, describe_result;
+    auto* describe_cmd = app.add_subcommand("__describe", "")->group("");
+    describe_cmd->add_option("plugin", describe_file)->required();
+    describe_cmd->add_option("result", describe_result)->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? kExitOk : kExitUsage;
+    }
+
+    if (*run_cmd) return run_command(run);
+    if (*list_cmd) return list_command(list_json);
+    if (*info_cmd) return info_command(info_config, info_json);
+    if (*worker_cmd)
+        return worker_command(worker_config, worker_index, worker_warmup, worker_iterations,
+                              worker_result);
+    if (*describe_cmd) return describe_command(describe_file, describe_result);
+    return kExitUsage;
+}
+
+}  // namespace harness

@@ -1,0 +1,201 @@
+// `harness` from the outside, as a user runs it: the shipped configs, the files it writes, its
+// exit codes and its errors.
+#include "harness_process.hpp"
+#include "results/csv_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+std::string config(const std::string& name) {
+    return std::string(HB_SOURCE_DIR) + "/configs/" + name;
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
+    TempDir dir;
+    const std::string csv = dir / "out/tiny.csv";
+    auto r = run_harness("run " + config("tiny.yaml") + " --output " + csv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference"), std::string::npos) << r.output;
+
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 1u);
+    auto& row = rows[0];
+    // Every schema column is present, in order, and nothing else.
+    std::ifstream in(csv);
+    std::string header;
+    std::getline(in, header);
+    std::string expected;
+    for (const auto& c : harness::results::csv_columns())
+        expected += (expected.empty() ? "" : ",") + c;
+    EXPECT_EQ(header, expected);
+
+    EXPECT_EQ(row["schema_version"], std::to_string(harness::results::kSchemaVersion));
+    EXPECT_EQ(row["backend"], "reference");
+    EXPECT_EQ(row["plugin"], "reference");
+    EXPECT_EQ(row["status"], "ok");
+    EXPECT_EQ(row["device"], "cpu");
+    EXPECT_EQ(row["config_name"], "tiny");
+    EXPECT_EQ(row["config_sha256"].size(), 64u);
+    EXPECT_EQ(row["batch"], "2");
+    EXPECT_EQ(row["iterations"], "5");
+    EXPECT_EQ(row["warmup"], "1");
+    EXPECT_EQ(row["seed"], "1");
+    EXPECT_EQ(row["placement"], "device");
+    EXPECT_EQ(row["math_mode"], "fp32");
+    EXPECT_EQ(row["threads"], "2");
+    EXPECT_FALSE(row["utc_time"].empty());
+    EXPECT_FALSE(row["cpu_model"].empty());
+    EXPECT_FALSE(row["git_commit"].empty());
+    EXPECT_GT(std::stod(row["median_ms"]), 0.0);
+    EXPECT_LE(std::stod(row["min_ms"]), std::stod(row["median_ms"]));
+    EXPECT_GE(std::stod(row["max_ms"]), std::stod(row["median_ms"]));
+    EXPECT_GT(std::stod(row["gflops"]), 0.0);
+    const double first = std::stod(row["first_loss"]), last = std::stod(row["last_loss"]);
+    EXPECT_TRUE(std::isfinite(first) && first > 0);
+    EXPECT_TRUE(std::isfinite(last) && last > 0);
+    EXPECT_EQ(row["nonfinite_loss"], "false");
+
+    // The sidecar keeps every sample and every step's loss.
+    auto json = read_json(dir / "out/tiny.json");
+    ASSERT_EQ(json["runs"].size(), 1u);
+    EXPECT_EQ(json["runs"][0]["samples_ms"].size(), 5u);
+    EXPECT_EQ(json["runs"][0]["losses"].size(), 5u);
+    EXPECT_EQ(json["runs"][0]["warmup_losses"].size(), 1u);
+    // No temporary file is left beside the results.
+    for (const auto& f : fs::directory_iterator(dir.path() / "out"))
+        EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
+}
+
+TEST(EndToEnd, SameSeedGivesTheSameLosses) {
+    TempDir dir;
+    ASSERT_EQ(
+        run_harness("run " + config("tiny.yaml") + " --iterations 2 --output " + (dir / "a.csv"))
+            .exit_code,
+        0);
+    ASSERT_EQ(
+        run_harness("run " + config("tiny.yaml") + " --iterations 2 --output " + (dir / "b.csv"))
+            .exit_code,
+        0);
+    auto a = read_json(dir / "a.json")["runs"][0]["losses"];
+    auto b = read_json(dir / "b.json")["runs"][0]["losses"];
+    EXPECT_EQ(a, b);
+}
+
+TEST(EndToEnd, SeedExperimentSkipsEveryBackendThatIsNotBuiltWithItsReason) {
+    TempDir dir;
+    auto r = run_harness("run " + config("hourglass8.yaml") +
+                         " --backends libtorch-cuda,cudnn --iterations 1 --warmup 0 --output " +
+                         (dir / "hg8.csv"));
+    auto rows = harness::results::read_csv(dir / "hg8.csv");
+    ASSERT_EQ(rows.size(), 2u) << r.output;
+    for (auto& row : rows) {
+        if (row["status"] == "skipped") {
+            EXPECT_FALSE(row["message"].empty());
+        } else {
+            EXPECT_EQ(row["status"], "ok") << row["backend"] << ": " << row["message"];
+        }
+    }
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(EndToEnd, InfoReportsParameterAndFlopCountsAsJson) {
+    auto r = run_harness("info " + config("hourglass8.yaml") + " --json", "",
+                         harness::testing::Stderr::discarded);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output);
+    EXPECT_EQ(j["parameters"].get<int64_t>(), 25434112);
+    EXPECT_EQ(j["flops_per_image_forward"].get<int64_t>(), 55228301312);
+    EXPECT_EQ(j["flops_per_training_step"].get<int64_t>(), 994109423616);
+    EXPECT_EQ(j["model"]["stacks"].get<int>(), 8);
+    EXPECT_GT(j["activation_bytes"].get<int64_t>(), 0);
+}
+
+TEST(EndToEnd, InfoPrintsAReadableSummary) {
+    auto r = run_harness("info " + config("hourglass2.yaml"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("parameters    6570400 trainable"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("GFLOP per training step"), std::string::npos) << r.output;
+}
+
+TEST(EndToEnd, ABadConfigIsAnErrorWithPositionAndWritesNothing) {
+    TempDir dir;
+    const std::string bad = dir / "bad.yaml";
+    std::ofstream(bad) << "model:\n  stacks: 2\n  stakcs: 3\nbackends:\n  - plugin: reference\n";
+    auto r = run_harness("run " + bad + " --output " + (dir / "out.csv"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(bad + ":3:3"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("stakcs"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out.csv"));
+    EXPECT_EQ(run_harness("info " + bad).exit_code, 2);
+}
+
+TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
+    TempDir dir;
+    auto r = run_harness("run " + config("tiny.yaml") + " --backends nosuch --output " +
+                         (dir / "x.csv"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("no backend 'nosuch'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("it has: reference"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "x.csv"));
+    EXPECT_EQ(run_harness("run " + config("tiny.yaml") + " --iterations 0").exit_code, 2);
+    EXPECT_EQ(run_harness("run").exit_code, 2);
+    EXPECT_EQ(run_harness("frobnicate").exit_code, 2);
+    EXPECT_EQ(run_harness("run /nonexistent.yaml").exit_code, 2);
+}
+
+TEST(EndToEnd, EveryCommandHasHelp) {
+    for (const char* cmd : {"", "run ", "list ", "info "}) {
+        auto r = run_harness(std::string(cmd) + "--help");
+        EXPECT_EQ(r.exit_code, 0) << cmd;
+        EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd << r.output;
+    }
+}
+
+TEST(EndToEnd, DumpWritesTheInitialTensorsAndBatches) {
+    TempDir dir;
+    auto r = run_harness("run " + config("tiny.yaml") + " --iterations 1 --warmup 0 --dump " +
+                         (dir / "dump") + " --output " + (dir / "x.csv"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto index = read_json(dir / "dump/index.json");
+    EXPECT_EQ(index["seed"].get<uint64_t>(), 1u);
+    ASSERT_GT(index["tensors"].size(), 10u);
+    EXPECT_EQ(index["tensors"][0]["name"], "pre.conv.weight");
+    EXPECT_TRUE(fs::exists(dir / "dump/pre.conv.weight.npy"));
+    EXPECT_TRUE(fs::exists(dir / "dump/input.0.npy"));
+    EXPECT_TRUE(fs::exists(dir / "dump/target.1.npy"));
+}
+
+TEST(EndToEnd, JsonOutputOfRunIsParseable) {
+    TempDir dir;
+    auto r = run_harness(
+        "run " + config("tiny.yaml") + " --iterations 1 --json --output " + (dir / "x.csv"), "",
+        harness::testing::Stderr::discarded);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output);
+    EXPECT_EQ(j["runs"][0]["status"], "ok");
+    EXPECT_EQ(j["provenance"]["config_name"], "tiny");
+}
+
+TEST(EndToEnd, ListShowsTheReferencePlugin) {
+    auto r = run_harness("list");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference 1.0.0 (ABI 1.0)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("device cpu"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,142 @@
+// The plugin boundary from the host side: loading failures, calls that fail, and a run in which
+// broken plugins are reported while the others still produce their rows.
+#include "harness_process.hpp"
+#include "results/csv_writer.hpp"
+#include "run/plugin_library.hpp"
+#include "run/plugin_listing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace {
+
+using harness::run::PluginCallError;
+using harness::run::PluginLibrary;
+using harness::run::PluginLoadError;
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+std::string fake(const std::string& name) {
+    return std::string(HB_FAKE_PLUGIN_DIR) + "/hb_fake_" + name + ".so";
+}
+
+std::string load_error(const std::string& name) {
+    try {
+        PluginLibrary::load(fake(name));
+    } catch (const PluginLoadError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
+
+TEST(PluginLibrary, LoadsAGoodPluginAndReadsItsDescription) {
+    PluginLibrary library = PluginLibrary::load(fake("good"));
+    EXPECT_STREQ(library.info().name, "fake");
+    EXPECT_STREQ(library.info().version, "0.0.1");
+    ASSERT_EQ(library.info().num_devices, 1);
+    EXPECT_STREQ(library.info().devices[0].name, "cpu");
+    EXPECT_EQ(HB_API_MAJOR(library.api().api_version), HB_API_VERSION_MAJOR);
+}
+
+TEST(PluginLibrary, RejectsAnotherMajorAbiVersionNamingBoth) {
+    std::string error = load_error("wrong_abi");
+    EXPECT_NE(error.find("plugin ABI version 99.3"), std::string::npos) << error;
+    EXPECT_NE(error.find("harness ABI 1.0"), std::string::npos) << error;
+}
+
+TEST(PluginLibrary, RejectsALibraryWithoutTheEntrySymbol) {
+    std::string error = load_error("no_entry");
+    EXPECT_NE(error.find("no 'hb_plugin_entry' symbol"), std::string::npos) << error;
+}
+
+TEST(PluginLibrary, ReportsAFileThatIsNotALibrary) {
+    std::string error = load_error("garbage");
+    EXPECT_NE(error.find("cannot load"), std::string::npos) << error;
+    EXPECT_NE(error.find("hb_fake_garbage.so"), std::string::npos) << error;
+}
+
+TEST(PluginLibrary, ReportsAMissingFile) {
+    std::string error = load_error("does_not_exist");
+    EXPECT_NE(error.find("cannot load"), std::string::npos) << error;
+}
+
+TEST(PluginSession, AnExceptionInTheStepBecomesAStatusWithItsMessage) {
+    PluginLibrary library = PluginLibrary::load(fake("throws"));
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.device = "cpu";
+    harness::run::PluginSession session(library, desc);
+    try {
+        session.step(0);
+        FAIL() << "step should have thrown";
+    } catch (const PluginCallError& e) {
+        EXPECT_EQ(e.status(), HB_ERROR);
+        EXPECT_NE(std::string(e.what()).find("deliberate failure in step"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("fake: step"), std::string::npos);
+    }
+}
+
+TEST(PluginListing, DescribesBrokenLibrariesInsteadOfFailing) {
+    auto broken = harness::run::describe_plugin_file(fake("wrong_abi"));
+    EXPECT_FALSE(broken["loaded"].get<bool>());
+    EXPECT_NE(broken["error"].get<std::string>().find("99.3"), std::string::npos);
+    auto good = harness::run::describe_plugin_file(fake("good"));
+    EXPECT_TRUE(good["loaded"].get<bool>());
+    EXPECT_EQ(good["abi_version"].get<std::string>(), "1.0");
+}
+
+TEST(HarnessList, ListsEveryPluginWithTheReasonForThoseThatFail) {
+    auto r = run_harness("list", kFakeEnv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("fake 0.0.1 (ABI 1.0)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("deliberately unavailable"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("crashed while loading"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("no 'hb_plugin_entry' symbol"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("99.3"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("hb_fake_garbage.so"), std::string::npos) << r.output;
+}
+
+TEST(HarnessList, JsonOutputIsParseable) {
+    auto r = run_harness("list --json", kFakeEnv, harness::testing::Stderr::discarded);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output);
+    EXPECT_GE(j["plugins"].size(), 10u);
+}
+
+TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
+    TempDir dir;
+    const std::string csv = dir / "fakes.csv";
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/fakes.yaml --output " + csv,
+                         kFakeEnv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;  // some backends failed
+
+    auto rows = harness::results::read_csv(csv);
+    std::map<std::string, std::map<std::string, std::string>> by_backend;
+    for (auto& row : rows) by_backend[row["backend"]] = row;
+    ASSERT_EQ(rows.size(), 9u) << r.output;
+
+    EXPECT_EQ(by_backend["good"]["status"], "ok");
+    EXPECT_EQ(by_backend["also_good"]["status"], "ok");
+    EXPECT_EQ(by_backend["good"]["first_loss"], "1");
+    EXPECT_EQ(by_backend["good"]["last_loss"], "0.25");
+
+    EXPECT_EQ(by_backend["throws"]["status"], "failed");
+    EXPECT_NE(by_backend["throws"]["message"].find("deliberate failure in step"),
+              std::string::npos);
+    EXPECT_EQ(by_backend["crashes"]["status"], "crashed");
+    EXPECT_NE(by_backend["crashes"]["message"].find("signal 11"), std::string::npos);
+    EXPECT_EQ(by_backend["hangs"]["status"], "timeout");
+    EXPECT_EQ(by_backend["unavailable"]["status"], "skipped");
+    EXPECT_NE(by_backend["unavailable"]["message"].find("deliberately unavailable"),
+              std::string::npos);
+    EXPECT_EQ(by_backend["nan"]["nonfinite_loss"], "true");
+    EXPECT_EQ(by_backend["wrong_abi"]["status"], "failed");
+    EXPECT_NE(by_backend["wrong_abi"]["message"].find("99.3"), std::string::npos);
+    EXPECT_EQ(by_backend["missing"]["status"], "skipped");
+    EXPECT_NE(by_backend["missing"]["message"].find("hb_fake_not_built.so"), std::string::npos);
+}
+
+}  // namespace

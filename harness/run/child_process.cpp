@@ -1,0 +1,122 @@
+#include "run/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace harness::run {
+
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+
+void on_interrupt(int) {
+    g_interrupted = 1;
+}
+
+constexpr auto kPollInterval = std::chrono::milliseconds(5);
+constexpr double kGracePeriod_s = 3.0;
+
+}  // namespace
+
+void install_interrupt_handler() {
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+bool interrupted() {
+    return g_interrupted != 0;
+}
+
+std::string describe_signal(int signal) {
+    const char* name = strsignal(signal);
+    return "signal " + std::to_string(signal) + " (" + (name ? name : "unknown") + ")";
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+        pid_ = -1;
+        throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+    }
+}
+
+ChildProcess::~ChildProcess() {
+    if (pid_ > 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+    }
+}
+
+void ChildProcess::terminate() {
+    kill(pid_, SIGTERM);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(kGracePeriod_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+            pid_ = -1;
+            return;
+        }
+        std::this_thread::sleep_for(kPollInterval);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+}
+
+ExitInfo ChildProcess::wait(double timeout_s) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto deadline = start + std::chrono::duration<double>(timeout_s);
+    ExitInfo info;
+    auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+    for (;;) {
+        int status = 0;
+        pid_t r = waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) {
+            pid_ = -1;
+            info.elapsed_s = elapsed();
+            if (WIFSIGNALED(status)) {
+                info.signaled = true;
+                info.signal = WTERMSIG(status);
+            } else {
+                info.exit_code = WEXITSTATUS(status);
+            }
+            info.interrupted = interrupted();
+            return info;
+        }
+        if (r < 0 && errno != EINTR)
+            throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+        if (interrupted() || clock::now() >= deadline) {
+            info.interrupted = interrupted();
+            info.timed_out = !info.interrupted;
+            terminate();
+            info.elapsed_s = elapsed();
+            return info;
+        }
+        std::this_thread::sleep_for(kPollInterval);
+    }
+}
+
+}  // namespace harness::run

@@ -1,0 +1,85 @@
+#include "run/provenance.hpp"
+
+#include "harness/version.hpp"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace harness::run {
+
+namespace {
+
+std::string trim(const std::string& s) {
+    auto b = s.find_first_not_of(" \t\r\n");
+    auto e = s.find_last_not_of(" \t\r\n");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// The value after "key:" on the first line of `path` that starts with key.
+std::string field_of(const std::string& path, const std::string& key) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key, 0) == 0) {
+            auto colon = line.find(':');
+            if (colon != std::string::npos) return trim(line.substr(colon + 1));
+        }
+    return "";
+}
+
+// The NVIDIA driver's own files: no dependency on CUDA or nvidia-smi in the harness.
+void read_gpu(results::Provenance& p) {
+    std::string version = field_of("/proc/driver/nvidia/version", "NVRM version");
+    if (!version.empty()) {
+        auto pos = version.find("Kernel Module");
+        p.gpu_driver = trim(pos == std::string::npos ? version : version.substr(pos + 13));
+        p.gpu_driver = p.gpu_driver.substr(0, p.gpu_driver.find(' '));
+    }
+    std::error_code ec;
+    for (const auto& gpu : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+        std::string model = field_of((gpu.path() / "information").string(), "Model");
+        if (!model.empty()) {
+            p.gpu_name = model;
+            break;
+        }
+    }
+}
+
+}  // namespace
+
+std::string utc_now_iso8601() {
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string cpu_model() {
+    std::string model = field_of("/proc/cpuinfo", "model name");
+    return model.empty() ? "unknown" : model;
+}
+
+results::Provenance collect_provenance(const config::RunConfig& config) {
+    results::Provenance p;
+    p.utc_time = utc_now_iso8601();
+    p.harness_version = kVersion;
+    p.git_commit = kGitCommit;
+    p.config_name = config.name;
+    p.config_path = config.path;
+    p.config_sha256 = config.sha256;
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0) p.host = host;
+    p.cpu_model = cpu_model();
+    read_gpu(p);
+    p.seed = config.seed;
+    p.placement = config::to_string(config.placement);
+    return p;
+}
+
+}  // namespace harness::run

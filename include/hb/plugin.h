@@ -198,7 +198,8 @@ typedef struct hb_plugin_api {
     uint32_t api_version; /* HB_API_VERSION the plugin was built with */
     uint32_t struct_size; /* sizeof(hb_plugin_api) the plugin was built with */
 
-    /* The message of the last failed plugin-level call (describe, create_session) on this thread. */
+    /* The message of the last failed plugin-level call (describe, create_session) on this thread.
+     */
     const char* (*last_error)(void);
 
     hb_status (*describe)(const hb_plugin_info** info);

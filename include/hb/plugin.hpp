@@ -1,6 +1,6 @@
 // The C++ side of the plugin SDK, header-only and standard-library-only: a plugin author derives
-// from hb::Plugin and hb::Session, writes ordinary C++ (exceptions, RAII) and exports the class with
-// HB_PLUGIN(MyPlugin). The trampolines below turn every exception into a status and a message.
+// from hb::Plugin and hb::Session, writes ordinary C++ (exceptions, RAII) and exports the class
+// with HB_PLUGIN(MyPlugin). The trampolines below turn every exception into a status and a message.
 #pragma once
 
 #include "hb/plugin.h"
@@ -34,8 +34,12 @@ inline int64_t elements(const int64_t* shape, int rank = 4) {
     for (int i = 0; i < rank; ++i) n *= shape[i];
     return n;
 }
-inline int64_t elements(const hb_value& v) { return elements(v.shape); }
-inline int64_t elements(const hb_tensor& t) { return elements(t.shape, t.rank); }
+inline int64_t elements(const hb_value& v) {
+    return elements(v.shape);
+}
+inline int64_t elements(const hb_tensor& t) {
+    return elements(t.shape, t.rank);
+}
 
 // Backend options as given in the run config. Every key must be read once; the rest are rejected
 // by check_all_used(), so a typo in a config is an error rather than a silent default.
@@ -73,7 +77,8 @@ public:
         const std::string& s = it->second;
         if (s == "true" || s == "1" || s == "on" || s == "yes") return true;
         if (s == "false" || s == "0" || s == "off" || s == "no") return false;
-        throw Error("option '" + key + "': expected true or false, got '" + s + "'", HB_UNSUPPORTED);
+        throw Error("option '" + key + "': expected true or false, got '" + s + "'",
+                    HB_UNSUPPORTED);
     }
 
     void check_all_used() const {
@@ -114,7 +119,9 @@ public:
     virtual void read_gradients(float* const* /*gradients*/) {
         throw Error("read_gradients is not supported", HB_UNSUPPORTED);
     }
-    virtual uint64_t peak_memory_bytes() { throw Error("peak_memory is not supported", HB_UNSUPPORTED); }
+    virtual uint64_t peak_memory_bytes() {
+        throw Error("peak_memory is not supported", HB_UNSUPPORTED);
+    }
     virtual std::string manifest_json() = 0;
 };
 
@@ -172,7 +179,9 @@ hb_status guarded(std::string& error, F&& f) noexcept {
     }
 }
 
-inline SessionBox* box(hb_session* s) { return reinterpret_cast<SessionBox*>(s); }
+inline SessionBox* box(hb_session* s) {
+    return reinterpret_cast<SessionBox*>(s);
+}
 
 // Keeps the C view of a PluginInfo alive for the life of the process.
 struct InfoStore {
@@ -302,7 +311,7 @@ struct Trampolines {
 }  // namespace hb
 
 // Exports the plugin's entry symbol for the class PluginClass (derived from hb::Plugin).
-#define HB_PLUGIN(PluginClass)                                                                  \
-    extern "C" HB_EXPORT const hb_plugin_api* hb_plugin_entry(void) {                           \
-        return ::hb::detail::Trampolines<PluginClass>::table();                                 \
+#define HB_PLUGIN(PluginClass)                                        \
+    extern "C" HB_EXPORT const hb_plugin_api* hb_plugin_entry(void) { \
+        return ::hb::detail::Trampolines<PluginClass>::table();       \
     }

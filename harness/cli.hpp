@@ -1,0 +1,5 @@
+#pragma once
+
+namespace harness {
+int main_cli(int argc, char** argv);
+}

@@ -1,0 +1,62 @@
+#include "commands.hpp"
+
+#include "run/plugin_listing.hpp"
+#include "run/plugin_search.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace harness {
+
+namespace {
+
+void print_plugin(const nlohmann::json& p) {
+    if (!p.value("loaded", false)) {
+        std::cout << fmt::format("{}\n  failed to load: {}\n", p["file"].get<std::string>(),
+                                 p["error"].get<std::string>());
+        return;
+    }
+    std::cout << fmt::format("{} {} (ABI {})  {}\n", p["name"].get<std::string>(),
+                             p["version"].get<std::string>(), p["abi_version"].get<std::string>(),
+                             p["file"].get<std::string>());
+    if (!p["description"].get<std::string>().empty())
+        std::cout << "  " << p["description"].get<std::string>() << "\n";
+    std::string libraries;
+    for (const auto& [name, version] : p["libraries"].items())
+        libraries += (libraries.empty() ? "" : ", ") + name + " " + version.get<std::string>();
+    if (!libraries.empty()) std::cout << "  libraries: " << libraries << "\n";
+    for (const auto& d : p["devices"]) {
+        if (d["available"].get<bool>())
+            std::cout << fmt::format("  device {:<8} available    {}\n",
+                                     d["name"].get<std::string>(),
+                                     d["description"].get<std::string>());
+        else
+            std::cout << fmt::format("  device {:<8} unavailable: {}\n",
+                                     d["name"].get<std::string>(), d["reason"].get<std::string>());
+    }
+}
+
+}  // namespace
+
+int list_command(bool json) {
+    nlohmann::json plugins;
+    try {
+        plugins = run::list_plugins();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness list: %s\n", e.what());
+        return kExitBackendFailed;
+    }
+    if (json) {
+        std::cout << nlohmann::json{{"search_path", run::describe_search_path()},
+                                    {"plugins", plugins}}
+                         .dump(2)
+                  << "\n";
+        return kExitOk;
+    }
+    if (plugins.empty()) std::cout << "no plugins found in " << run::describe_search_path() << "\n";
+    for (const auto& p : plugins) print_plugin(p);
+    return kExitOk;
+}
+
+}  // namespace harness

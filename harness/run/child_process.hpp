@@ -1,0 +1,45 @@
+// A child process with a deadline: the harness runs every backend in one (DESIGN §6) so that a
+// crash, an out-of-memory kill or a hang in one backend cannot take the others' results with it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace harness::run {
+
+struct ExitInfo {
+    bool timed_out = false;
+    bool interrupted = false;  // the harness itself was asked to stop (SIGINT / SIGTERM)
+    bool signaled = false;
+    int signal = 0;     // when signaled
+    int exit_code = 0;  // when it exited normally
+    double elapsed_s = 0;
+};
+
+std::string describe_signal(int signal);  // "signal 11 (Segmentation fault)"
+
+class ChildProcess {
+public:
+    // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited.
+    explicit ChildProcess(const std::vector<std::string>& argv);
+    ~ChildProcess();  // kills the child if it is still running
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    // Waits until the child exits, the deadline passes (then it is sent SIGTERM and, after a
+    // grace period, SIGKILL) or the harness is interrupted (likewise).
+    ExitInfo wait(double timeout_s);
+
+private:
+    void terminate();
+    pid_t pid_ = -1;
+};
+
+// Makes SIGINT and SIGTERM set a flag instead of killing the harness, so that a run can stop
+// its current worker and still write the rows it has finished.
+void install_interrupt_handler();
+bool interrupted();
+
+}  // namespace harness::run

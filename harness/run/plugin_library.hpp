@@ -1,0 +1,74 @@
+// The host side of the plugin ABI: loading a plugin library, checking its table, and RAII wrappers
+// that turn every status into an exception carrying the plugin's own message.
+#pragma once
+
+#include "hb/plugin.h"
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace harness::run {
+
+// The library could not be loaded or does not speak our ABI.
+class PluginLoadError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// A plugin call returned a status other than HB_OK.
+class PluginCallError : public std::runtime_error {
+public:
+    PluginCallError(hb_status status, const std::string& message)
+        : std::runtime_error(message), status_(status) {}
+    hb_status status() const { return status_; }
+
+private:
+    hb_status status_;
+};
+
+const char* to_string(hb_status status);
+
+class PluginLibrary {
+public:
+    // Loads the library (it then stays loaded for the life of the process: plugin threads may
+    // outlive any session) and validates its function table. Throws PluginLoadError.
+    static PluginLibrary load(const std::filesystem::path& path);
+
+    const std::filesystem::path& path() const { return path_; }
+    const hb_plugin_api& api() const { return *api_; }
+    const hb_plugin_info& info() const { return *info_; }
+
+private:
+    PluginLibrary(std::filesystem::path path, const hb_plugin_api* api, const hb_plugin_info* info)
+        : path_(std::move(path)), api_(api), info_(info) {}
+    std::filesystem::path path_;
+    const hb_plugin_api* api_;
+    const hb_plugin_info* info_;
+};
+
+class PluginSession {
+public:
+    PluginSession(const PluginLibrary& library, const hb_session_desc& desc);
+    ~PluginSession();
+    PluginSession(const PluginSession&) = delete;
+    PluginSession& operator=(const PluginSession&) = delete;
+
+    void load_state(const float* const* tensors);
+    void load_optimizer_state(const float* const* square_averages);
+    void set_batches(int32_t count, const float* const* inputs, const float* const* targets);
+    hb_step_result step(int32_t batch);
+    void read_state(float* const* tensors);
+    void read_gradients(float* const* gradients);
+    uint64_t peak_memory();  // 0 when the plugin does not report it
+    std::string manifest();  // "{}" when the plugin does not report one
+
+private:
+    void check(hb_status status, const char* call);
+    const hb_plugin_api& api_;
+    std::string plugin_name_;
+    hb_session* session_ = nullptr;
+};
+
+}  // namespace harness::run

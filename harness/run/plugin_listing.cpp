@@ -1,0 +1,94 @@
+#include "run/plugin_listing.hpp"
+
+#include "results/atomic_file.hpp"
+#include "run/child_process.hpp"
+#include "run/plugin_library.hpp"
+#include "run/plugin_search.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace harness::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json capability_names(uint32_t caps) {
+    nlohmann::json names = nlohmann::json::array();
+    if (caps & HB_CAP_GRADIENTS) names.push_back("gradients");
+    if (caps & HB_CAP_PHASE_TIMES) names.push_back("phase_times");
+    if (caps & HB_CAP_PEAK_MEMORY) names.push_back("peak_memory");
+    if (caps & HB_CAP_HOST_PLACEMENT) names.push_back("host_placement");
+    return names;
+}
+
+nlohmann::json load_failure(const fs::path& file, const std::string& error) {
+    return {{"file", file.string()}, {"loaded", false}, {"error", error}};
+}
+
+}  // namespace
+
+nlohmann::json describe_plugin_file(const fs::path& file) {
+    try {
+        const PluginLibrary library = PluginLibrary::load(file);
+        const hb_plugin_info& info = library.info();
+        nlohmann::json j = {
+            {"file", file.string()},
+            {"loaded", true},
+            {"name", info.name},
+            {"version", info.version},
+            {"abi_version", std::to_string(HB_API_MAJOR(library.api().api_version)) + "." +
+                                std::to_string(HB_API_MINOR(library.api().api_version))},
+            {"description", info.description ? info.description : ""},
+            {"capabilities", capability_names(info.capabilities)}};
+        nlohmann::json libraries = nlohmann::json::object();
+        for (int32_t i = 0; i < info.num_libraries; ++i)
+            libraries[info.libraries[i].name] = info.libraries[i].version;
+        j["libraries"] = libraries;
+        nlohmann::json devices = nlohmann::json::array();
+        for (int32_t i = 0; i < info.num_devices; ++i) {
+            const hb_device_info& d = info.devices[i];
+            devices.push_back({{"name", d.name},
+                               {"description", d.description ? d.description : ""},
+                               {"available", d.available != 0},
+                               {"reason", d.unavailable_reason ? d.unavailable_reason : ""}});
+        }
+        j["devices"] = devices;
+        return j;
+    } catch (const std::exception& e) {
+        return load_failure(file, e.what());
+    }
+}
+
+nlohmann::json list_plugins(double timeout_s) {
+    nlohmann::json plugins = nlohmann::json::array();
+    char pattern[] = "/tmp/harness-list-XXXXXX";
+    if (!mkdtemp(pattern)) throw std::runtime_error("cannot create a temporary folder");
+    const fs::path scratch = pattern;
+    for (const auto& file : list_plugin_files()) {
+        const fs::path out = scratch / (file.filename().string() + ".json");
+        ChildProcess child(
+            {boost::dll::program_location().string(), "__describe", file.string(), out.string()});
+        ExitInfo exit = child.wait(timeout_s);
+        if (exit.exit_code == 0 && !exit.signaled && !exit.timed_out && fs::exists(out)) {
+            std::ifstream in(out);
+            plugins.push_back(nlohmann::json::parse(in));
+        } else if (exit.signaled) {
+            plugins.push_back(
+                load_failure(file, "crashed while loading: " + describe_signal(exit.signal)));
+        } else if (exit.timed_out) {
+            plugins.push_back(load_failure(file, "hung while loading"));
+        } else {
+            plugins.push_back(
+                load_failure(file, "describe exited with code " + std::to_string(exit.exit_code)));
+        }
+    }
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+    return plugins;
+}
+
+}  // namespace harness::run

@@ -1,0 +1,136 @@
+#include "commands.hpp"
+
+#include "data/dump.hpp"
+#include "model/hourglass.hpp"
+#include "results/json_writer.hpp"
+#include "results/table.hpp"
+#include "run/provenance.hpp"
+#include "run/runner.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+std::vector<int> select_entries(const config::RunConfig& config, const std::string& names) {
+    std::vector<int> entries;
+    if (names.empty()) {
+        for (size_t i = 0; i < config.backends.size(); ++i) entries.push_back(static_cast<int>(i));
+        return entries;
+    }
+    std::set<int> chosen;
+    std::stringstream ss(names);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+        if (name.empty()) continue;
+        bool found = false;
+        for (size_t i = 0; i < config.backends.size(); ++i)
+            if (config.backends[i].name == name) {
+                found = true;
+                chosen.insert(static_cast<int>(i));
+            }
+        if (!found) {
+            std::string known;
+            for (const auto& b : config.backends) known += (known.empty() ? "" : ", ") + b.name;
+            throw UsageError("--backends: no backend '" + name + "' in " + config.path +
+                             " (it has: " + known + ")");
+        }
+    }
+    if (chosen.empty()) throw UsageError("--backends: no backend named");
+    return {chosen.begin(), chosen.end()};  // config order
+}
+
+std::string default_output(const config::RunConfig& config) {
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    return "runs/" + config.name + "-" + stamp + ".csv";
+}
+
+std::string sidecar_of(const std::string& csv) {
+    fs::path p(csv);
+    p.replace_extension(".json");
+    return p.string();
+}
+
+void prepare_output_dir(const std::string& path) {
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) return;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+        throw UsageError("--output: cannot create folder " + dir.string() + ": " + ec.message());
+}
+
+void dump_inputs(const config::RunConfig& config, const std::string& dir) {
+    const model::Graph graph = model::build_hourglass(config.model);
+    data::dump(dir, graph, config.seed, data::initial_state(graph, config.seed),
+               data::make_batches(graph, config.seed, config.batches));
+    std::fprintf(stderr, "wrote the initial tensors and batches to %s (index.json)\n", dir.c_str());
+}
+
+}  // namespace
+
+int run_command(const RunArgs& args) {
+    run::RunRequest request;
+    config::RunConfig config;
+    try {
+        config = config::load_config(args.config);
+        request.config_path = args.config;
+        request.entries = select_entries(config, args.backends);
+        request.overrides = {args.warmup, args.iterations};
+        request.csv_path = args.output.empty() ? default_output(config) : args.output;
+        request.json_path = sidecar_of(request.csv_path);
+        prepare_output_dir(request.csv_path);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness run: %s\n", e.what());
+        return kExitUsage;
+    }
+    try {
+        if (!args.dump_dir.empty()) dump_inputs(config, args.dump_dir);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness run: --dump: %s\n", e.what());
+        return kExitUsage;
+    }
+
+    run::RunOutcome outcome;
+    try {
+        outcome = run::run_backends(config, request);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness run: %s\n", e.what());
+        return kExitBackendFailed;
+    }
+
+    if (args.json) {
+        nlohmann::json doc = {{"provenance", results::to_json(outcome.provenance)},
+                              {"runs", nlohmann::json::array()}};
+        for (const auto& r : outcome.runs) doc["runs"].push_back(results::to_json(r));
+        std::cout << doc.dump(2) << "\n";
+    } else {
+        std::cout << results::format_table(outcome.runs);
+    }
+    std::fprintf(stderr, "results: %s (raw samples: %s)\n", request.csv_path.c_str(),
+                 request.json_path.c_str());
+
+    if (outcome.interrupted) return kExitInterrupted;
+    for (const auto& r : outcome.runs)
+        if (run::is_failure(r.status)) return kExitBackendFailed;
+    return kExitOk;
+}
+
+}  // namespace harness

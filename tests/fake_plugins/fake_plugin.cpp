@@ -1,0 +1,78 @@
+// Test fixtures: plugins that misbehave in one precise way each (selected by a FAKE_* macro), so
+// the loader and the runner can be shown to report them without losing the other backends.
+// `good` trains nothing: its "loss" only decreases so that a run has something to record.
+#include "hb/plugin.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <limits>
+#include <thread>
+
+namespace {
+
+class FakeSession : public hb::Session {
+public:
+    void load_state(const float* const*) override {}
+    void set_batches(int32_t, const float* const*, const float* const*) override {}
+    hb::StepResult step(int32_t) override {
+#if defined(FAKE_throws)
+        throw std::runtime_error("deliberate failure in step");
+#elif defined(FAKE_crashes)
+        std::raise(SIGSEGV);
+#elif defined(FAKE_hangs)
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+#endif
+        hb::StepResult r;
+#if defined(FAKE_nan)
+        r.loss = std::numeric_limits<double>::quiet_NaN();
+#else
+        r.loss = 1.0 / (1.0 + steps_++);
+#endif
+        return r;
+    }
+    void read_state(float* const*) override {}
+    std::string manifest_json() override {
+        return R"({"math": "fp32", "threads": 1})";
+    }
+
+private:
+    int steps_ = 0;
+};
+
+class FakePlugin : public hb::Plugin {
+public:
+    FakePlugin() {
+#if defined(FAKE_crash_on_load)
+        std::abort();
+#endif
+    }
+    hb::PluginInfo describe() override {
+        hb::PluginInfo info;
+        info.name = "fake";
+        info.version = "0.0.1";
+        info.description = "test fixture";
+        info.libraries = {{"nothing", "1.0"}};
+#if defined(FAKE_unavailable)
+        info.devices = {{ "cpu", "a processor", false, "deliberately unavailable" }};
+#else
+        info.devices = {{ "cpu", "a processor", true, "" }};
+#endif
+        return info;
+    }
+    std::unique_ptr<hb::Session> create_session(const hb_session_desc&) override {
+        return std::make_unique<FakeSession>();
+    }
+};
+
+}  // namespace
+
+#if defined(FAKE_wrong_abi)
+extern "C" HB_EXPORT const hb_plugin_api* hb_plugin_entry(void) {
+    static hb_plugin_api api = *::hb::detail::Trampolines<FakePlugin>::table();
+    api.api_version = (99u << 16) | 3u;
+    return &api;
+}
+#else
+HB_PLUGIN(FakePlugin)
+#endif
