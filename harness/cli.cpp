@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "harness/version.hpp"
+#include "run/worker.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -32,6 +33,22 @@ int main_cli(int argc, char** argv) {
                         "Also write the initial weights and batches as .npy files + index.json");
     run_cmd->add_flag("--json", run.json, "Print the results as JSON instead of a table");
 
+    CheckArgs check;
+    auto* check_cmd = app.add_subcommand(
+        "check", "Prove the backends compute the same training step as a baseline");
+    check_cmd->add_option("config", check.config, "Run config (YAML)")->required();
+    check_cmd->add_option("--backends", check.backends,
+                          "Comma-separated backend names from the config (default: all)");
+    check_cmd
+        ->add_option("--baseline", check.baseline,
+                     "The backend compared against: a config entry's name or a plugin "
+                     "name (run on cpu with its defaults)")
+        ->capture_default_str();
+    check_cmd->add_option("--steps", check.steps, "Training steps compared")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    check_cmd->add_flag("--json", check.json, "Machine-readable output");
+
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");
     list_cmd->add_flag("--json", list_json, "Machine-readable output");
@@ -43,14 +60,16 @@ int main_cli(int argc, char** argv) {
     info_cmd->add_option("config", info_config, "Run config (YAML)")->required();
     info_cmd->add_flag("--json", info_json, "Machine-readable output");
 
-    std::string worker_config, worker_result;
-    int worker_index = 0, worker_warmup = -1, worker_iterations = -1;
+    run::WorkerJob job;
     auto* worker_cmd = app.add_subcommand("__worker", "")->group("");
-    worker_cmd->add_option("config", worker_config)->required();
-    worker_cmd->add_option("index", worker_index)->required();
-    worker_cmd->add_option("result", worker_result)->required();
-    worker_cmd->add_option("--warmup", worker_warmup);
-    worker_cmd->add_option("--iterations", worker_iterations);
+    worker_cmd->add_option("config", job.config_path)->required();
+    worker_cmd->add_option("index", job.index)->required();
+    worker_cmd->add_option("result", job.result_path)->required();
+    worker_cmd->add_option("--warmup", job.overrides.warmup);
+    worker_cmd->add_option("--iterations", job.overrides.iterations);
+    worker_cmd->add_option("--plugin", job.plugin);
+    worker_cmd->add_option("--device", job.device);
+    worker_cmd->add_option("--tensors", job.tensors_dir);
 
     std::string describe_file, describe_result;
     auto* describe_cmd = app.add_subcommand("__describe", "")->group("");
@@ -65,11 +84,10 @@ int main_cli(int argc, char** argv) {
     }
 
     if (*run_cmd) return run_command(run);
+    if (*check_cmd) return check_command(check);
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);
-    if (*worker_cmd)
-        return worker_command(worker_config, worker_index, worker_warmup, worker_iterations,
-                              worker_result);
+    if (*worker_cmd) return run::worker_main(job);
     if (*describe_cmd) return describe_command(describe_file, describe_result);
     return kExitUsage;
 }

@@ -22,13 +22,20 @@ struct RunArgs {
 };
 int run_command(const RunArgs& args);
 
+struct CheckArgs {
+    std::string config;
+    std::string backends;
+    std::string baseline = "reference";
+    int steps = 2;
+    bool json = false;
+};
+int check_command(const CheckArgs& args);
+
 int list_command(bool json);
 
 int info_command(const std::string& config, bool json);
 
-// Hidden commands the harness runs in its own child processes.
-int worker_command(const std::string& config, int index, int warmup, int iterations,
-                   const std::string& result);
+// `harness __describe`: run by `harness list` in a child process per plugin.
 int describe_command(const std::string& plugin_file, const std::string& result);
 
 }  // namespace harness

@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include "backend_selection.hpp"
+#include "check/check_record.hpp"
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
 #include "results/json_writer.hpp"
@@ -11,47 +13,12 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <set>
-#include <sstream>
 
 namespace harness {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-std::vector<int> select_entries(const config::RunConfig& config, const std::string& names) {
-    std::vector<int> entries;
-    if (names.empty()) {
-        for (size_t i = 0; i < config.backends.size(); ++i) entries.push_back(static_cast<int>(i));
-        return entries;
-    }
-    std::set<int> chosen;
-    std::stringstream ss(names);
-    std::string name;
-    while (std::getline(ss, name, ',')) {
-        if (name.empty()) continue;
-        bool found = false;
-        for (size_t i = 0; i < config.backends.size(); ++i)
-            if (config.backends[i].name == name) {
-                found = true;
-                chosen.insert(static_cast<int>(i));
-            }
-        if (!found) {
-            std::string known;
-            for (const auto& b : config.backends) known += (known.empty() ? "" : ", ") + b.name;
-            throw UsageError("--backends: no backend '" + name + "' in " + config.path +
-                             " (it has: " + known + ")");
-        }
-    }
-    if (chosen.empty()) throw UsageError("--backends: no backend named");
-    return {chosen.begin(), chosen.end()};  // config order
-}
 
 std::string default_output(const config::RunConfig& config) {
     std::time_t now = std::time(nullptr);
@@ -77,6 +44,22 @@ void prepare_output_dir(const std::string& path) {
         throw UsageError("--output: cannot create folder " + dir.string() + ": " + ec.message());
 }
 
+// Marks each finished row with the verdict of the last `harness check` of this config in the
+// backend's math mode; a backend that mismatched keeps its timings but is flagged.
+std::function<void(results::BackendRun&)> verdict_annotator(const config::RunConfig& config) {
+    auto verdicts = check::read_verdicts(check::verdicts_path(config));
+    return [verdicts](results::BackendRun& run) {
+        if (run.status != results::Status::ok) return;
+        auto v = check::find_verdict(verdicts, run.backend, run.math_mode);
+        if (!v) return;
+        run.check = v->verdict;
+        if (v->verdict == "mismatch") {
+            run.status = results::Status::mismatch;
+            run.message = "failed harness check against " + v->baseline + " (" + v->utc_time + ")";
+        }
+    };
+}
+
 void dump_inputs(const config::RunConfig& config, const std::string& dir) {
     const model::Graph graph = model::build_hourglass(config.model);
     data::dump(dir, graph, config.seed, data::initial_state(graph, config.seed),
@@ -97,6 +80,7 @@ int run_command(const RunArgs& args) {
         request.csv_path = args.output.empty() ? default_output(config) : args.output;
         request.json_path = sidecar_of(request.csv_path);
         prepare_output_dir(request.csv_path);
+        request.on_finished = verdict_annotator(config);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitUsage;

@@ -4,10 +4,10 @@
 #include "run/child_process.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
+#include "run/scratch_dir.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
-#include <cstdlib>
 #include <fstream>
 
 namespace harness::run {
@@ -65,9 +65,8 @@ nlohmann::json describe_plugin_file(const fs::path& file) {
 
 nlohmann::json list_plugins(double timeout_s) {
     nlohmann::json plugins = nlohmann::json::array();
-    char pattern[] = "/tmp/harness-list-XXXXXX";
-    if (!mkdtemp(pattern)) throw std::runtime_error("cannot create a temporary folder");
-    const fs::path scratch = pattern;
+    const ScratchDir scratch_dir("harness-list");
+    const fs::path& scratch = scratch_dir.path();
     for (const auto& file : list_plugin_files()) {
         const fs::path out = scratch / (file.filename().string() + ".json");
         ChildProcess child(
@@ -86,8 +85,6 @@ nlohmann::json list_plugins(double timeout_s) {
                 load_failure(file, "describe exited with code " + std::to_string(exit.exit_code)));
         }
     }
-    std::error_code ec;
-    fs::remove_all(scratch, ec);
     return plugins;
 }
 

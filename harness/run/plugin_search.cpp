@@ -25,7 +25,8 @@ std::vector<fs::path> plugin_search_path() {
     }
     fs::path exe_dir = boost::dll::program_location().parent_path();
     dirs.push_back(exe_dir / "plugins");
-    dirs.push_back(exe_dir.parent_path() / "lib" / "harness" / "plugins");
+    if (exe_dir.filename() == "bin")
+        dirs.push_back(exe_dir.parent_path() / "lib" / "harness" / "plugins");
     return dirs;
 }
 

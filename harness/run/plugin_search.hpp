@@ -1,5 +1,6 @@
 // Where plugins are found: the folders of HARNESS_PLUGIN_PATH (colon-separated) first, then
-// `plugins/` beside the harness executable, then `../lib/harness/plugins` for an installed tree.
+// `plugins/` beside the harness executable, then, for an executable
+// installed in a `bin/` folder, `../lib/harness/plugins`.
 // A plugin named NAME lives in the file `hb_NAME.so`; the first folder that has it wins.
 #pragma once
 

@@ -4,16 +4,13 @@
 #include "results/json_writer.hpp"
 #include "run/child_process.hpp"
 #include "run/provenance.hpp"
+#include "run/scratch_dir.hpp"
+#include "run/worker_launch.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
-#include <boost/dll/runtime_symbol_info.hpp>
-#include <nlohmann/json.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 namespace harness::run {
 
@@ -21,76 +18,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A private folder for the workers' result files, removed with everything in it.
-class ScratchDir {
-public:
-    ScratchDir() {
-        std::string pattern = (fs::temp_directory_path() / "harness-XXXXXX").string();
-        if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary folder");
-        path_ = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-double timeout_of(const config::RunConfig& config, const config::BackendEntry& entry) {
-    return entry.timeout_s > 0 ? entry.timeout_s : config.timeout_s;
-}
-
-results::BackendRun read_worker_result(const fs::path& file) {
-    std::ifstream in(file);
-    return results::backend_run_from_json(nlohmann::json::parse(in));
-}
-
 results::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
                             const fs::path& scratch) {
-    const auto& entry = config.backends.at(static_cast<size_t>(index));
-    const fs::path result_file = scratch / fmt::format("worker-{}.json", index);
-    std::vector<std::string> argv = {boost::dll::program_location().string(),
-                                     "__worker",
-                                     request.config_path,
-                                     std::to_string(index),
-                                     result_file.string(),
-                                     "--warmup",
-                                     std::to_string(request.overrides.warmup),
-                                     "--iterations",
-                                     std::to_string(request.overrides.iterations)};
-    const double timeout_s = timeout_of(config, entry);
-    ChildProcess child(argv);
-    const ExitInfo exit = child.wait(timeout_s);
-
-    if (exit.exit_code == 0 && !exit.signaled && !exit.timed_out && !exit.interrupted) {
-        try {
-            return read_worker_result(result_file);
-        } catch (const std::exception& e) {
-            results::BackendRun run = describe_entry(config, index, request.overrides);
-            run.status = results::Status::failed;
-            run.message = std::string("unreadable worker result: ") + e.what();
-            return run;
-        }
-    }
-    results::BackendRun run = describe_entry(config, index, request.overrides);
-    if (exit.interrupted) {
-        run.status = results::Status::failed;
-        run.message = "interrupted";
-    } else if (exit.timed_out) {
-        run.status = results::Status::timeout;
-        run.message = fmt::format("no result within the {} s limit", timeout_s);
-    } else if (exit.signaled) {
-        run.status = results::Status::crashed;
-        run.message = "worker killed by " + describe_signal(exit.signal);
-        if (exit.signal == SIGKILL) run.message += "; possibly the out-of-memory killer";
-    } else {
-        run.status = results::Status::failed;
-        run.message = fmt::format("worker exited with code {} without a result", exit.exit_code);
-    }
-    return run;
+    WorkerJob job;
+    job.config_path = request.config_path;
+    job.index = index;
+    job.overrides = request.overrides;
+    job.result_path = (scratch / fmt::format("worker-{}.json", index)).string();
+    return launch_worker(config, job,
+                         timeout_of(config, config.backends.at(static_cast<size_t>(index))));
 }
 
 void write_results(const RunRequest& request, const RunOutcome& outcome) {
@@ -124,6 +60,7 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
             std::fprintf(stderr, "[%zu/%zu] %s (%s on %s)\n", i + 1, count, entry.name.c_str(),
                          entry.plugin.c_str(), entry.device.c_str());
         results::BackendRun run = run_one(config, request, request.entries[i], scratch.path());
+        if (request.on_finished) request.on_finished(run);
         if (request.announce)
             std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),
                          run.message.empty() ? "" : ": ", run.message.c_str());

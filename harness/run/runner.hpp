@@ -6,6 +6,7 @@
 #include "results/record.hpp"
 #include "run/worker.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct RunRequest {
     StepCounts overrides;
     std::string csv_path, json_path;
     bool announce = true;  // one line per backend on stderr
+    // Called with each finished row before it is written.
+    std::function<void(results::BackendRun&)> on_finished;
 };
 
 struct RunOutcome {

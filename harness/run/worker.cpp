@@ -1,5 +1,6 @@
 #include "run/worker.hpp"
 
+#include "data/dump.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
 #include "results/atomic_file.hpp"
@@ -12,6 +13,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <new>
 
 namespace harness::run {
@@ -66,39 +69,48 @@ void read_manifest(results::BackendRun& run) {
         run.threads = manifest["threads"].get<int>();
 }
 
-void train(const config::RunConfig& config, const config::BackendEntry& entry,
-           const PluginLibrary& library, results::BackendRun& run) {
-    const model::Graph graph = model::build_hourglass(config.model);
-    const model::AbiGraph abi_graph(graph);
+// Everything a backend trains with: the graph, its C view, the initial state, the batches and
+// the plugin's session, set up in that order (the session's part is timed as setup).
+struct Training {
+    model::Graph graph;
+    model::AbiGraph abi_graph;
+    std::vector<data::HostTensor> state;
+    data::Batches batches;
+    std::unique_ptr<PluginSession> session;
+    int batch_count;
 
-    std::vector<hb_option> options;
-    for (const auto& kv : entry.options) options.push_back({kv.first.c_str(), kv.second.c_str()});
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi_graph.get();
-    desc.optimizer = &config.optimizer;
-    desc.device = entry.device.c_str();
-    desc.placement = config.placement;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
+    Training(const config::RunConfig& config, const config::BackendEntry& entry,
+             const PluginLibrary& library, results::BackendRun& run)
+        : graph(model::build_hourglass(config.model)),
+          abi_graph(graph),
+          state(data::initial_state(graph, config.seed)),
+          batches(data::make_batches(graph, config.seed, config.batches)),
+          batch_count(config.batches) {
+        std::vector<hb_option> options;
+        for (const auto& kv : entry.options)
+            options.push_back({kv.first.c_str(), kv.second.c_str()});
+        hb_session_desc desc{};
+        desc.struct_size = sizeof(desc);
+        desc.graph = abi_graph.get();
+        desc.optimizer = &config.optimizer;
+        desc.device = entry.device.c_str();
+        desc.placement = config.placement;
+        desc.num_options = static_cast<int32_t>(options.size());
+        desc.options = options.data();
 
-    const auto state = data::initial_state(graph, config.seed);
-    const auto batches = data::make_batches(graph, config.seed, config.batches);
+        const auto setup_start = clock::now();
+        session = std::make_unique<PluginSession>(library, desc);
+        session->load_state(pointers(state).data());
+        session->set_batches(batch_count, pointers(batches.inputs).data(),
+                             pointers(batches.targets).data());
+        run.setup_ms = ms_since(setup_start);
+    }
 
-    const auto setup_start = clock::now();
-    PluginSession session(library, desc);
-    session.load_state(pointers(state).data());
-    session.set_batches(config.batches, pointers(batches.inputs).data(),
-                        pointers(batches.targets).data());
-    run.setup_ms = ms_since(setup_start);
-
-    Progress progress(run.backend, run.warmup, run.iterations);
-    const int total = run.warmup + run.iterations;
-    for (int k = 0; k < total; ++k) {
+    // Step k of the run (counting from 0) on its batch; records time, loss and phases.
+    void step(int k, bool timed, results::BackendRun& run) {
         const auto start = clock::now();
-        hb_step_result r = session.step(k % config.batches);
+        hb_step_result r = session->step(k % batch_count);
         const double ms = ms_since(start);
-        const bool timed = k >= run.warmup;
         (timed ? run.samples_ms : run.warmup_ms).push_back(ms);
         (timed ? run.losses : run.warmup_losses).push_back(r.loss);
         if (!std::isfinite(r.loss)) run.nonfinite_loss = true;
@@ -107,22 +119,68 @@ void train(const config::RunConfig& config, const config::BackendEntry& entry,
             run.backward_ms.push_back(r.backward_ms);
             run.optimizer_ms.push_back(r.optimizer_ms);
         }
+    }
+
+    void finish(results::BackendRun& run) {
+        run.peak_memory_bytes = session->peak_memory();
+        run.manifest_json = session->manifest();
+        read_manifest(run);
+        run.status = results::Status::ok;
+    }
+
+    // Writes `which` ("gradient" or "state") of every tensor as DIR/which/<name>.npy.
+    void write_tensors(const std::string& dir, const std::string& which) {
+        std::vector<data::HostTensor> buffers(graph.tensors.size());
+        std::vector<float*> out(graph.tensors.size(), nullptr);
+        for (size_t i = 0; i < graph.tensors.size(); ++i) {
+            if (which == "gradient" && !graph.tensors[i].trainable()) continue;
+            buffers[i].resize(static_cast<size_t>(graph.tensors[i].elements()));
+            out[i] = buffers[i].data();
+        }
+        if (which == "gradient")
+            session->read_gradients(out.data());
+        else
+            session->read_state(out.data());
+        const std::filesystem::path folder = std::filesystem::path(dir) / which;
+        std::filesystem::create_directories(folder);
+        for (size_t i = 0; i < graph.tensors.size(); ++i)
+            if (out[i])
+                data::write_npy((folder / (graph.tensors[i].name + ".npy")).string(),
+                                graph.tensors[i].shape, out[i]);
+    }
+};
+
+void time_steps(Training& training, results::BackendRun& run) {
+    Progress progress(run.backend, run.warmup, run.iterations);
+    const int total = run.warmup + run.iterations;
+    for (int k = 0; k < total; ++k) {
+        training.step(k, k >= run.warmup, run);
         progress.step(k + 1);
     }
     progress.done();
-
-    run.peak_memory_bytes = session.peak_memory();
-    run.manifest_json = session.manifest();
-    read_manifest(run);
+    training.finish(run);
     run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
-    run.status = results::Status::ok;
 }
 
-results::BackendRun run_entry(const std::string& config_path, int index,
-                              const StepCounts& overrides) {
-    const config::RunConfig config = config::load_config(config_path);
-    results::BackendRun run = describe_entry(config, index, overrides);
-    const config::BackendEntry& entry = config.backends.at(static_cast<size_t>(index));
+// A conformance run: `run.iterations` steps, no warm-up; the gradients after step 1 and the
+// state after the last step are written under `tensors_dir`.
+void capture_steps(Training& training, results::BackendRun& run, const std::string& tensors_dir) {
+    for (int k = 0; k < run.iterations; ++k) {
+        training.step(k, true, run);
+        if (k == 0) training.write_tensors(tensors_dir, "gradient");
+    }
+    training.write_tensors(tensors_dir, "state");
+    training.finish(run);
+}
+
+results::BackendRun run_job(const WorkerJob& job) {
+    const config::RunConfig config = config::load_config(job.config_path);
+    const config::BackendEntry entry = entry_for(config, job);
+    results::BackendRun run = describe_entry(config, entry, job.overrides);
+    if (!job.tensors_dir.empty()) {
+        run.warmup = 0;
+        run.iterations = job.overrides.iterations;
+    }
     try {
         auto path = find_plugin(entry.plugin);
         if (!path) {
@@ -142,7 +200,11 @@ results::BackendRun run_entry(const std::string& config_path, int index,
             run.message = problem;
             return run;
         }
-        train(config, entry, library, run);
+        Training training(config, entry, library, run);
+        if (job.tensors_dir.empty())
+            time_steps(training, run);
+        else
+            capture_steps(training, run, job.tensors_dir);
     } catch (const PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();
@@ -158,9 +220,17 @@ results::BackendRun run_entry(const std::string& config_path, int index,
 
 }  // namespace
 
-results::BackendRun describe_entry(const config::RunConfig& config, int index,
-                                   const StepCounts& overrides) {
-    const config::BackendEntry& entry = config.backends.at(static_cast<size_t>(index));
+config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job) {
+    if (job.index >= 0) return config.backends.at(static_cast<size_t>(job.index));
+    config::BackendEntry entry;
+    entry.name = job.plugin;
+    entry.plugin = job.plugin;
+    entry.device = job.device;
+    return entry;
+}
+
+results::BackendRun describe_entry(const config::RunConfig& config,
+                                   const config::BackendEntry& entry, const StepCounts& overrides) {
     results::BackendRun run;
     run.backend = entry.name;
     run.plugin = entry.plugin;
@@ -176,23 +246,39 @@ results::BackendRun describe_entry(const config::RunConfig& config, int index,
                      : entry.iterations >= 0   ? entry.iterations
                                                : config.iterations;
     run.batch = config.model.batch;
-    const model::Graph graph = model::build_hourglass(config.model);
-    run.flops_per_step = graph.training_flops_per_step();
+    run.flops_per_step = model::build_hourglass(config.model).training_flops_per_step();
     run.manifest_json = "{}";
     return run;
 }
 
-int worker_main(const std::string& config_path, int index, const StepCounts& overrides,
-                const std::string& result_path) {
+std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job) {
+    std::vector<std::string> argv = {harness,
+                                     "__worker",
+                                     job.config_path,
+                                     std::to_string(job.index),
+                                     job.result_path,
+                                     "--warmup",
+                                     std::to_string(job.overrides.warmup),
+                                     "--iterations",
+                                     std::to_string(job.overrides.iterations)};
+    if (job.index < 0) argv.insert(argv.end(), {"--plugin", job.plugin, "--device", job.device});
+    if (!job.tensors_dir.empty()) argv.insert(argv.end(), {"--tensors", job.tensors_dir});
+    return argv;
+}
+
+int worker_main(const WorkerJob& job) {
     results::BackendRun run;
     try {
-        run = run_entry(config_path, index, overrides);
+        run = run_job(job);
     } catch (const std::exception& e) {
         run.status = results::Status::failed;
         run.message = e.what();
     }
     try {
-        results::write_file_atomically(result_path, results::to_json(run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        // Plugin messages may hold bytes that are not UTF-8; they must not cost the result.
+        const std::string json =
+            results::to_json(run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        results::write_file_atomically(job.result_path, json);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness worker: %s\n", e.what());
         return 3;

@@ -1,12 +1,12 @@
-// The worker: one backend entry of a config, run inside its own process (`harness __worker`).
-// It loads the plugin, builds the session, runs the warm-up and timed steps and writes its
-// BackendRun as JSON for the parent to read.
+// The worker: one backend, run inside its own process (`harness __worker`). It loads the plugin,
+// builds the session, runs the steps and writes its BackendRun as JSON for the parent to read.
 #pragma once
 
 #include "config/config.hpp"
 #include "results/record.hpp"
 
 #include <string>
+#include <vector>
 
 namespace harness::run {
 
@@ -14,13 +14,28 @@ struct StepCounts {
     int warmup = -1, iterations = -1;  // negative = from the config
 };
 
-// What a row says about an entry before anything has run: names, options, step counts, sizes.
-results::BackendRun describe_entry(const config::RunConfig& config, int index,
-                                   const StepCounts& overrides);
+struct WorkerJob {
+    std::string config_path;
+    int index = -1;                      // the config's backend entry, or, when negative:
+    std::string plugin, device = "cpu";  // this plugin with its default options
+    StepCounts overrides;
+    std::string result_path;
+    // Set for a conformance capture: `overrides.iterations` steps without warm-up, gradients
+    // after step 1 and the state after the last step written here as .npy files.
+    std::string tensors_dir;
+};
 
-// Runs entry `index` of the config at `config_path`; never throws: every failure becomes the
-// status and message of the BackendRun written to `result_path`. Returns the process exit code.
-int worker_main(const std::string& config_path, int index, const StepCounts& overrides,
-                const std::string& result_path);
+config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);
+
+// What a row says about an entry before anything has run: names, options, step counts, sizes.
+results::BackendRun describe_entry(const config::RunConfig& config,
+                                   const config::BackendEntry& entry, const StepCounts& overrides);
+
+// The command line that makes `harness` (at path `harness`) run this job.
+std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job);
+
+// Runs the job in this process; never throws: every failure becomes the status and message of
+// the BackendRun written to job.result_path. Returns the process exit code.
+int worker_main(const WorkerJob& job);
 
 }  // namespace harness::run

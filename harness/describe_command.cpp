@@ -2,16 +2,10 @@
 
 #include "results/atomic_file.hpp"
 #include "run/plugin_listing.hpp"
-#include "run/worker.hpp"
 
 #include <cstdio>
 
 namespace harness {
-
-int worker_command(const std::string& config, int index, int warmup, int iterations,
-                   const std::string& result) {
-    return run::worker_main(config, index, {warmup, iterations}, result);
-}
 
 int describe_command(const std::string& plugin_file, const std::string& result) {
     try {

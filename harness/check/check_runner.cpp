@@ -1,0 +1,105 @@
+#include "check/check_runner.hpp"
+
+#include "data/dump.hpp"
+#include "model/hourglass.hpp"
+#include "run/child_process.hpp"
+#include "run/scratch_dir.hpp"
+#include "run/worker_launch.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace harness::check {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest& request) {
+    run::WorkerJob job;
+    job.config_path = request.config_path;
+    for (size_t i = 0; i < config.backends.size(); ++i)
+        if (config.backends[i].name == request.baseline) job.index = static_cast<int>(i);
+    if (job.index < 0) job.plugin = request.baseline;
+    return job;
+}
+
+StepCapture read_capture(const model::Graph& graph, const results::BackendRun& run,
+                         const fs::path& dir) {
+    StepCapture capture;
+    capture.losses = run.losses;
+    for (const auto& t : graph.tensors) {
+        std::vector<int64_t> shape;
+        if (t.trainable())
+            capture.gradients[t.name] =
+                data::read_npy((dir / "gradient" / (t.name + ".npy")).string(), &shape);
+        capture.state[t.name] =
+            data::read_npy((dir / "state" / (t.name + ".npy")).string(), &shape);
+    }
+    return capture;
+}
+
+// Runs one job as a conformance capture into its own folder under `scratch`.
+results::BackendRun capture(const config::RunConfig& config, run::WorkerJob job,
+                            const CheckRequest& request, const fs::path& dir) {
+    job.overrides = {0, request.steps};
+    job.result_path = (dir / "result.json").string();
+    job.tensors_dir = dir.string();
+    fs::create_directories(dir);
+    const double timeout = run::timeout_of(config, run::entry_for(config, job));
+    return run::launch_worker(config, job, timeout);
+}
+
+std::string baseline_problem(const config::RunConfig& config, const results::BackendRun& b,
+                             double timeout_s) {
+    if (b.status == results::Status::timeout)
+        return fmt::format(
+            "baseline '{}' gave no result within {} s on {}: the config is too big for it; pass "
+            "--baseline with a backend that has passed a check on a smaller config",
+            b.backend, timeout_s, config.name);
+    if (b.status != results::Status::ok)
+        return fmt::format("baseline '{}' {}: {}", b.backend, results::to_string(b.status),
+                           b.message);
+    if (b.nonfinite_loss) return fmt::format("baseline '{}' produced a non-finite loss", b.backend);
+    return "";
+}
+
+}  // namespace
+
+CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request) {
+    run::install_interrupt_handler();
+    const model::Graph graph = model::build_hourglass(config.model);
+    const run::ScratchDir scratch("harness-check");
+    CheckOutcome outcome;
+
+    const run::WorkerJob base = baseline_job(config, request);
+    std::fprintf(stderr, "baseline %s: %d steps\n", request.baseline.c_str(), request.steps);
+    outcome.baseline = capture(config, base, request, scratch.path() / "baseline");
+    outcome.baseline_problem = baseline_problem(
+        config, outcome.baseline, run::timeout_of(config, run::entry_for(config, base)));
+    if (!outcome.baseline_problem.empty()) return outcome;
+    const StepCapture expected = read_capture(graph, outcome.baseline, scratch.path() / "baseline");
+
+    for (int index : request.entries) {
+        if (index == base.index || run::interrupted()) continue;
+        run::WorkerJob job;
+        job.config_path = request.config_path;
+        job.index = index;
+        const fs::path dir = scratch.path() / fmt::format("backend-{}", index);
+        std::fprintf(stderr, "%s: %d steps\n",
+                     config.backends[static_cast<size_t>(index)].name.c_str(), request.steps);
+        BackendCheck check;
+        check.run = capture(config, job, request, dir);
+        if (check.run.status == results::Status::ok) {
+            check.comparison = compare(read_capture(graph, check.run, dir), expected,
+                                       tolerance_for(check.run.math_mode));
+            if (!check.comparison.pass) check.run.status = results::Status::mismatch;
+        }
+        outcome.checks.push_back(std::move(check));
+    }
+    return outcome;
+}
+
+}  // namespace harness::check

@@ -1,0 +1,34 @@
+// `harness check`: the baseline and every selected backend run K steps from the same weights and
+// data, each in its own worker process; their captures are compared tensor by tensor.
+#pragma once
+
+#include "check/comparison.hpp"
+#include "config/config.hpp"
+#include "results/record.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness::check {
+
+struct CheckRequest {
+    std::string config_path;
+    std::vector<int> entries;  // config entries to check (the baseline's own entry is skipped)
+    std::string baseline = "reference";  // a config entry's name, or else a plugin name (cpu)
+    int steps = 2;
+};
+
+struct BackendCheck {
+    results::BackendRun run;  // status other than ok: the backend could not be checked
+    Comparison comparison;    // meaningful when run.status == ok
+};
+
+struct CheckOutcome {
+    results::BackendRun baseline;
+    std::string baseline_problem;  // non-empty: nothing could be compared
+    std::vector<BackendCheck> checks;
+};
+
+CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request);
+
+}  // namespace harness::check

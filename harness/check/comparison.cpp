@@ -1,0 +1,119 @@
+#include "check/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace harness::check {
+
+namespace {
+
+constexpr double kGradientFloorFraction = 1e-3;
+
+double max_magnitude(const std::vector<float>& v) {
+    double m = 0;
+    for (float x : v) m = std::max(m, std::fabs(static_cast<double>(x)));
+    return m;
+}
+
+// NaN anywhere makes the difference infinite, so a non-finite result never passes.
+double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        double d = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        if (!(d == d)) return std::numeric_limits<double>::infinity();
+        m = std::max(m, d);
+    }
+    return m;
+}
+
+Difference tensor_difference(std::string quantity, const std::vector<float>& a,
+                             const std::vector<float>& b, double floor, double tolerance) {
+    Difference d;
+    d.quantity = std::move(quantity);
+    d.max_abs = max_abs_difference(a, b);
+    d.scale = std::max({max_magnitude(b), floor, std::numeric_limits<double>::min()});
+    d.relative = d.max_abs / d.scale;
+    d.tolerance = tolerance;
+    return d;
+}
+
+// Compares every tensor of `baseline` with the same-named one of `candidate`; false (and
+// `problem` set) when one is missing or has another size.
+bool compare_tensors(const std::string& kind, const std::map<std::string, std::vector<float>>& a,
+                     const std::map<std::string, std::vector<float>>& b, double floor,
+                     double tolerance, Comparison& out) {
+    for (const auto& [name, expected] : b) {
+        auto it = a.find(name);
+        if (it == a.end()) {
+            out.problem = kind + " " + name + " missing from the backend's capture";
+            return false;
+        }
+        if (it->second.size() != expected.size()) {
+            out.problem = kind + " " + name + ": " + std::to_string(it->second.size()) +
+                          " elements, baseline has " + std::to_string(expected.size());
+            return false;
+        }
+        out.differences.push_back(
+            tensor_difference(kind + " " + name, it->second, expected, floor, tolerance));
+    }
+    return true;
+}
+
+}  // namespace
+
+Tolerance tolerance_for(const std::string& math_mode) {
+    if (math_mode == "fp32" || math_mode.empty()) return {"fp32 strict", 1e-4, 2e-3, 2e-3, false};
+    if (math_mode == "tf32") return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true};
+    if (math_mode == "bf16" || math_mode == "fp16")
+        return {math_mode + " mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true};
+    return {math_mode + " (unknown math mode, reduced-precision tolerance)", 3e-2, 1.5e-1, 1e-1,
+            true};
+}
+
+const Difference* Comparison::worst_abs() const {
+    const Difference* worst = nullptr;
+    for (const auto& d : differences)
+        if (!worst || d.max_abs > worst->max_abs) worst = &d;
+    return worst;
+}
+
+const Difference* Comparison::worst_relative() const {
+    const Difference* worst = nullptr;
+    for (const auto& d : differences)
+        if (!worst || d.relative / d.tolerance > worst->relative / worst->tolerance) worst = &d;
+    return worst;
+}
+
+Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
+                   const Tolerance& tolerance) {
+    Comparison out;
+    out.tolerance = tolerance;
+    if (candidate.losses.size() != baseline.losses.size()) {
+        out.problem = "the backend ran " + std::to_string(candidate.losses.size()) +
+                      " steps, the baseline " + std::to_string(baseline.losses.size());
+        return out;
+    }
+    for (size_t k = 0; k < baseline.losses.size(); ++k) {
+        Difference d;
+        d.quantity = "loss[" + std::to_string(k + 1) + "]";
+        d.max_abs = std::fabs(candidate.losses[k] - baseline.losses[k]);
+        if (!(d.max_abs == d.max_abs)) d.max_abs = std::numeric_limits<double>::infinity();
+        d.scale = std::max(std::fabs(baseline.losses[k]), std::numeric_limits<double>::min());
+        d.relative = d.max_abs / d.scale;
+        d.tolerance = tolerance.loss;
+        out.differences.push_back(d);
+    }
+    double largest_gradient = 0;
+    for (const auto& kv : baseline.gradients)
+        largest_gradient = std::max(largest_gradient, max_magnitude(kv.second));
+    if (!compare_tensors("gradient", candidate.gradients, baseline.gradients,
+                         kGradientFloorFraction * largest_gradient, tolerance.gradient, out) ||
+        !compare_tensors("state", candidate.state, baseline.state, 0, tolerance.state, out))
+        return out;
+    out.pass = std::all_of(out.differences.begin(), out.differences.end(),
+                           [](const Difference& d) { return d.within(); });
+    return out;
+}
+
+}  // namespace harness::check

@@ -1,0 +1,52 @@
+// Conformance (DESIGN §7): how far a backend's training step is from the baseline's, tensor by
+// tensor, and whether that is within the tolerance of the backend's math mode.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace harness::check {
+
+// What a check run captures: the loss of every step, every parameter gradient after step 1, and
+// every parameter and BN running statistic after the last step.
+struct StepCapture {
+    std::vector<double> losses;
+    std::map<std::string, std::vector<float>> gradients;  // trainable tensors
+    std::map<std::string, std::vector<float>> state;      // all tensors
+};
+
+struct Tolerance {
+    std::string label;                         // "fp32 strict", "tf32 (reduced precision)", ...
+    double loss = 0, gradient = 0, state = 0;  // relative errors
+    bool reduced_precision = false;
+};
+Tolerance tolerance_for(const std::string& math_mode);
+
+// One compared quantity: a step's loss, a tensor's gradient or a tensor's final value.
+struct Difference {
+    std::string quantity;  // "loss[1]", "gradient stack0.out.weight", "state pre.bn.running_var"
+    double max_abs = 0;    // max |candidate - baseline|
+    double relative = 0;   // max_abs over the scale below
+    double scale = 0;      // what max_abs is measured against
+    double tolerance = 0;
+    bool within() const { return relative <= tolerance; }
+};
+
+struct Comparison {
+    std::vector<Difference> differences;  // every quantity, in a stable order
+    Tolerance tolerance;
+    bool pass = false;
+    std::string problem;  // set when the captures cannot be compared (missing tensor, sizes)
+    const Difference* worst_abs() const;
+    const Difference* worst_relative() const;  // the largest relative / tolerance ratio
+};
+
+// Relative errors are normwise per tensor: max|a - b| / max|b|. A gradient tensor is measured
+// against at least 1e-3 of the largest gradient in the network, because some gradients are zero
+// in exact arithmetic (a conv bias feeding a batchnorm) and then both sides only hold rounding
+// noise that cannot agree in relative terms.
+Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
+                   const Tolerance& tolerance);
+
+}  // namespace harness::check

@@ -1,0 +1,53 @@
+#include "run/worker_launch.hpp"
+
+#include "results/json_writer.hpp"
+#include "run/child_process.hpp"
+
+#include <fmt/format.h>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <fstream>
+
+namespace harness::run {
+
+double timeout_of(const config::RunConfig& config, const config::BackendEntry& entry) {
+    return entry.timeout_s > 0 ? entry.timeout_s : config.timeout_s;
+}
+
+results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
+                                  double timeout_s) {
+    ChildProcess child(worker_arguments(boost::dll::program_location().string(), job));
+    const ExitInfo exit = child.wait(timeout_s);
+
+    if (exit.exit_code == 0 && !exit.signaled && !exit.timed_out && !exit.interrupted) {
+        try {
+            std::ifstream in(job.result_path);
+            return results::backend_run_from_json(nlohmann::json::parse(in));
+        } catch (const std::exception& e) {
+            results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides);
+            run.status = results::Status::failed;
+            run.message = std::string("unreadable worker result: ") + e.what();
+            return run;
+        }
+    }
+    results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides);
+    if (exit.interrupted) {
+        run.status = results::Status::failed;
+        run.message = "interrupted";
+    } else if (exit.timed_out) {
+        run.status = results::Status::timeout;
+        run.message = fmt::format("no result within the {} s limit", timeout_s);
+    } else if (exit.signaled) {
+        run.status = results::Status::crashed;
+        run.message = "worker killed by " + describe_signal(exit.signal);
+        if (exit.signal == SIGKILL) run.message += "; possibly the out-of-memory killer";
+    } else {
+        run.status = results::Status::failed;
+        run.message = fmt::format("worker exited with code {} without a result", exit.exit_code);
+    }
+    return run;
+}
+
+}  // namespace harness::run

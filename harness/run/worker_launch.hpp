@@ -1,0 +1,17 @@
+#pragma once
+
+#include "config/config.hpp"
+#include "results/record.hpp"
+#include "run/worker.hpp"
+
+namespace harness::run {
+
+// Runs `job` in a child `harness __worker` process with a time limit and returns the row it
+// wrote; a crash, a timeout, an interruption or a missing result becomes the row's status.
+results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
+                                  double timeout_s);
+
+// The time limit of a backend entry: its own, else the config's.
+double timeout_of(const config::RunConfig& config, const config::BackendEntry& entry);
+
+}  // namespace harness::run

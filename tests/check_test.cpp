@@ -1,0 +1,191 @@
+// Conformance: the comparison itself, and `harness check` catching a backend that is off.
+#include "check/comparison.hpp"
+#include "harness_process.hpp"
+#include "results/csv_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace {
+
+using harness::check::compare;
+using harness::check::StepCapture;
+using harness::check::tolerance_for;
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+StepCapture sample_capture() {
+    StepCapture c;
+    c.losses = {1.25, 1.125};
+    c.gradients["conv.weight"] = {0.5f, -0.25f, 0.125f, 1.0f};
+    c.gradients["conv.bias"] = {1e-9f, -2e-9f};  // zero in exact arithmetic: only noise
+    c.state["conv.weight"] = {0.1f, 0.2f, -0.3f, 0.4f};
+    c.state["conv.bias"] = {0.01f, -0.02f};
+    c.state["bn.running_var"] = {1.0f, 0.9f};
+    return c;
+}
+
+TEST(Comparison, IdenticalCapturesPass) {
+    auto c = sample_capture();
+    auto result = compare(c, c, tolerance_for("fp32"));
+    EXPECT_TRUE(result.pass);
+    EXPECT_TRUE(result.problem.empty());
+    EXPECT_EQ(result.differences.size(), 2u + 2u + 3u);
+    EXPECT_EQ(result.worst_abs()->max_abs, 0.0);
+}
+
+TEST(Comparison, APerturbedGradientIsCaughtAndNamed) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.gradients["conv.weight"][3] *= 1.01f;
+    auto result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "gradient conv.weight");
+    EXPECT_NEAR(result.worst_relative()->relative, 0.01, 1e-6);
+}
+
+TEST(Comparison, APerturbedLossIsCaught) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.losses[1] *= 1.001;
+    auto result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "loss[2]");
+}
+
+TEST(Comparison, APerturbedRunningStatisticIsCaught) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.state["bn.running_var"][1] = 0.95f;
+    auto result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "state bn.running_var");
+}
+
+TEST(Comparison, NoiseOnGradientsThatAreZeroInExactArithmeticPasses) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.gradients["conv.bias"] = {-3e-9f, 1e-9f};  // other noise, other signs
+    EXPECT_TRUE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+}
+
+TEST(Comparison, NonFiniteValuesNeverPass) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.state["conv.weight"][0] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+    candidate = baseline;
+    candidate.losses[0] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+}
+
+TEST(Comparison, MissingTensorsAndWrongSizesAreProblemsNotPasses) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.gradients.erase("conv.bias");
+    auto result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_FALSE(result.pass);
+    EXPECT_NE(result.problem.find("conv.bias"), std::string::npos);
+    candidate = baseline;
+    candidate.state["conv.weight"].pop_back();
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+    candidate = baseline;
+    candidate.losses.pop_back();
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+}
+
+TEST(Comparison, ReducedPrecisionIsLooserAndLabelled) {
+    auto strict = tolerance_for("fp32");
+    auto tf32 = tolerance_for("tf32");
+    auto bf16 = tolerance_for("bf16");
+    EXPECT_FALSE(strict.reduced_precision);
+    EXPECT_TRUE(tf32.reduced_precision);
+    EXPECT_TRUE(bf16.reduced_precision);
+    EXPECT_GT(tf32.gradient, strict.gradient);
+    EXPECT_GT(bf16.gradient, tf32.gradient);
+    EXPECT_NE(tf32.label.find("reduced precision"), std::string::npos);
+
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.gradients["conv.weight"][3] *= 1.01f;
+    EXPECT_TRUE(compare(candidate, baseline, tf32).pass);
+}
+
+const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
+
+TEST(HarnessCheck, TheReferencePassesAgainstItselfWithOtherThreadCounts) {
+    TempDir dir;
+    auto r = run_harness(
+        "check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --backends reference-1thread",
+        "cd " + dir.path().string() + " &&");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference-1thread"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
+TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
+    TempDir dir;
+    const std::string config = std::string(HB_TEST_DATA_DIR) + "/perturbed.yaml";
+    const std::string env = "cd " + dir.path().string() + " && " + kFakeEnv;
+    auto check = run_harness("check " + config, env);
+    EXPECT_EQ(check.exit_code, 1) << check.output;
+    EXPECT_NE(check.output.find("MISMATCH"), std::string::npos) << check.output;
+    EXPECT_NE(check.output.find("gradient pre.conv.weight"), std::string::npos) << check.output;
+
+    auto json =
+        run_harness("check " + config + " --json", env, harness::testing::Stderr::discarded);
+    auto j = nlohmann::json::parse(json.output);
+    ASSERT_EQ(j["backends"].size(), 1u);
+    EXPECT_EQ(j["backends"][0]["verdict"], "MISMATCH");
+    EXPECT_EQ(j["backends"][0]["worst_relative"]["quantity"], "gradient pre.conv.weight");
+
+    auto run = run_harness("run " + config + " --output " + (dir / "out.csv"), env);
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    auto rows = harness::results::read_csv(dir / "out.csv");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0]["status"], "ok");
+    EXPECT_EQ(rows[0]["check"], "");  // the baseline itself is not checked
+    EXPECT_EQ(rows[1]["status"], "mismatch");
+    EXPECT_EQ(rows[1]["check"], "mismatch");
+    EXPECT_FALSE(rows[1]["median_ms"].empty());  // timings are kept, but flagged
+}
+
+TEST(HarnessCheck, APassingCheckIsRecordedInTheRunsCsv) {
+    TempDir dir;
+    const std::string config = std::string(HB_SOURCE_DIR) + "/configs/check.yaml";
+    const std::string env = "cd " + dir.path().string() + " &&";
+    ASSERT_EQ(run_harness("check " + config + " --backends reference-1thread", env).exit_code, 0);
+    auto run =
+        run_harness("run " + config + " --backends reference-1thread --iterations 1 --output " +
+                        (dir / "out.csv"),
+                    env);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    auto rows = harness::results::read_csv(dir / "out.csv");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["check"], "pass");
+}
+
+TEST(HarnessCheck, ABaselineThatCannotFinishSaysSoAndSuggestsAnother) {
+    TempDir dir;
+    auto r = run_harness("check " + std::string(HB_TEST_DATA_DIR) + "/too_big.yaml",
+                         "cd " + dir.path().string() + " &&");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("too big"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("--baseline"), std::string::npos) << r.output;
+}
+
+TEST(HarnessCheck, BadArgumentsAreUsageErrors) {
+    EXPECT_EQ(run_harness("check").exit_code, 2);
+    EXPECT_EQ(run_harness("check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --steps 0")
+                  .exit_code,
+              2);
+    EXPECT_EQ(
+        run_harness("check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --backends nosuch")
+            .exit_code,
+        2);
+}
+
+}  // namespace
