@@ -1,0 +1,62 @@
+// The reference backend's entry point: plain C++ on the CPU, the oracle the other backends are
+// checked against (DESIGN §7) and the example to start from when writing a plugin.
+#include "hb/plugin.hpp"
+#include "session.hpp"
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace {
+
+std::string compiler_version() {
+#if defined(__clang__)
+    return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    return std::string("gcc ") + __VERSION__;
+#else
+    return "unknown";
+#endif
+}
+
+std::string cpu_description() {
+    std::string model = "CPU";
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const auto colon = line.find(':');
+        if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
+        break;
+    }
+    return model + " (" + std::to_string(std::thread::hardware_concurrency()) +
+           " hardware threads)";
+}
+
+class ReferencePlugin : public hb::Plugin {
+public:
+    hb::PluginInfo describe() override {
+        hb::PluginInfo info;
+        info.name = "reference";
+        info.version = "1.0.0";
+        info.description =
+            "Plain C++ float32 CPU backend (im2col + blocked GEMM, std::thread); the conformance "
+            "oracle";
+        info.capabilities =
+            HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY | HB_CAP_HOST_PLACEMENT;
+        info.libraries = {{"compiler", compiler_version()}};
+        hb::DeviceInfo cpu;
+        cpu.name = "cpu";
+        cpu.description = cpu_description();
+        info.devices = {cpu};
+        return info;
+    }
+
+    std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {
+        return std::make_unique<reference::ReferenceSession>(desc);
+    }
+};
+
+}  // namespace
+
+HB_PLUGIN(ReferencePlugin)

@@ -1,0 +1,206 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+namespace reference {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+void check_optimizer(const hb_optimizer& o) {
+    if (o.variant != HB_RMSPROP_TORCH && o.variant != HB_RMSPROP_TENSORFLOW)
+        throw hb::Error(
+            "optimizer: unknown RMSProp variant " + std::to_string(static_cast<int>(o.variant)),
+            HB_UNSUPPORTED);
+    if (!(o.learning_rate >= 0) || !(o.alpha >= 0 && o.alpha <= 1) || !(o.eps >= 0) ||
+        !(o.momentum >= 0) || !(o.weight_decay >= 0) || !(o.initial_square_average >= 0))
+        throw hb::Error(
+            "optimizer: learning rate, eps, momentum, weight decay and initial square average "
+            "must be non-negative and alpha in [0, 1]");
+}
+
+}  // namespace
+
+ReferenceSession::Settings ReferenceSession::parse(const hb_session_desc& desc) {
+    if (desc.struct_size < sizeof(hb_session_desc))
+        throw hb::Error("session description is too small (" + std::to_string(desc.struct_size) +
+                        " bytes, expected " + std::to_string(sizeof(hb_session_desc)) + ")");
+    if (!desc.graph || !desc.optimizer)
+        throw hb::Error("session description has no graph or optimizer");
+    const std::string device = desc.device ? desc.device : "";
+    if (device != "cpu")
+        throw hb::Error("device '" + device +
+                            "' is not available: the reference backend runs on "
+                            "the CPU only (device \"cpu\")",
+                        HB_UNAVAILABLE);
+    if (desc.placement != HB_PLACEMENT_DEVICE && desc.placement != HB_PLACEMENT_HOST)
+        throw hb::Error(
+            "unknown data placement " + std::to_string(static_cast<int>(desc.placement)),
+            HB_UNSUPPORTED);
+    check_optimizer(*desc.optimizer);
+
+    hb::Options options(desc.num_options, desc.options);
+    Settings s;
+    const long hardware = std::max(1u, std::thread::hardware_concurrency());
+    s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
+    const std::string kernel = options.get_string("gemm_kernel", "auto");
+    if (kernel == "auto")
+        s.kernel = fastest_tile_kernel<float>();
+    else if (kernel == to_string(TileKernel::portable))
+        s.kernel = TileKernel::portable;
+    else if (kernel == to_string(TileKernel::avx2_fma))
+        s.kernel = TileKernel::avx2_fma;
+    else
+        throw hb::Error(
+            "option 'gemm_kernel': expected auto, portable or avx2_fma, got '" + kernel + "'",
+            HB_UNSUPPORTED);
+    options.check_all_used();
+    s.placement = desc.placement;
+    s.optimizer = *desc.optimizer;
+    return s;
+}
+
+ReferenceSession::ReferenceSession(const hb_session_desc& desc)
+    : settings_(parse(desc)),
+      pool_(settings_.threads),
+      network_(*desc.graph, pool_, settings_.kernel) {
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        const TensorInfo& t = network_.tensor_info(i);
+        optimizer_state_.push_back(t.trainable
+                                       ? make_rmsprop_state<float>(settings_.optimizer, t.elements)
+                                       : RmsPropState<float>{});
+    }
+}
+
+void ReferenceSession::load_state(const float* const* tensors) {
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        if (!tensors[i])
+            throw hb::Error("load_state: no buffer for tensor '" + network_.tensor_info(i).name +
+                            "'");
+        std::vector<float>& t = network_.tensor(i);
+        std::copy(tensors[i], tensors[i] + t.size(), t.begin());
+    }
+    state_loaded_ = true;
+}
+
+void ReferenceSession::load_optimizer_state(const float* const* square_averages) {
+    size_t k = 0;
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        if (!network_.tensor_info(i).trainable) continue;
+        const float* source = square_averages[k++];
+        if (!source)
+            throw hb::Error("load_optimizer_state: no buffer for tensor '" +
+                            network_.tensor_info(i).name + "'");
+        std::vector<float>& v = optimizer_state_[i].square_average;
+        std::copy(source, source + v.size(), v.begin());
+    }
+}
+
+void ReferenceSession::set_batches(int32_t count, const float* const* inputs,
+                                   const float* const* targets) {
+    if (count < 1)
+        throw hb::Error("set_batches: expected at least one batch, got " + std::to_string(count));
+    const auto input_size = static_cast<size_t>(network_.input_elements());
+    const auto target_size = static_cast<size_t>(network_.target_elements());
+    inputs_.clear();
+    targets_.clear();
+    for (int32_t b = 0; b < count; ++b) {
+        if (!inputs[b] || !targets[b])
+            throw hb::Error("set_batches: batch " + std::to_string(b) + " has no input or target");
+        inputs_.emplace_back(inputs[b], inputs[b] + input_size);
+        targets_.emplace_back(targets[b], targets[b] + target_size);
+    }
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        staged_input_.resize(input_size);
+        staged_target_.resize(target_size);
+    }
+}
+
+hb::StepResult ReferenceSession::step(int32_t batch) {
+    if (!state_loaded_) throw hb::Error("step: no state; call load_state first");
+    if (inputs_.empty()) throw hb::Error("step: no batches; call set_batches first");
+    const auto count = static_cast<int32_t>(inputs_.size());
+    const auto b = static_cast<size_t>(((batch % count) + count) % count);
+
+    const auto start = Clock::now();
+    const float* input = inputs_[b].data();
+    const float* target = targets_[b].data();
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        // The batch comes from host memory each step, as a user's data loader would hand it over.
+        std::copy(inputs_[b].begin(), inputs_[b].end(), staged_input_.begin());
+        std::copy(targets_[b].begin(), targets_[b].end(), staged_target_.begin());
+        input = staged_input_.data();
+        target = staged_target_.data();
+    }
+    hb::StepResult result;
+    result.loss = network_.forward(input, target);
+    const auto forward_end = Clock::now();
+    network_.backward();
+    const auto backward_end = Clock::now();
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        if (!network_.tensor_info(i).trainable) continue;
+        std::vector<float>& p = network_.tensor(i);
+        rmsprop_update(pool_, settings_.optimizer, static_cast<int64_t>(p.size()), p.data(),
+                       network_.gradient(i).data(), optimizer_state_[i]);
+    }
+    const auto end = Clock::now();
+    result.forward_ms = milliseconds(start, forward_end);
+    result.backward_ms = milliseconds(forward_end, backward_end);
+    result.optimizer_ms = milliseconds(backward_end, end);
+    return result;
+}
+
+void ReferenceSession::read_state(float* const* tensors) {
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        if (!tensors[i])
+            throw hb::Error("read_state: no buffer for tensor '" + network_.tensor_info(i).name +
+                            "'");
+        const std::vector<float>& t = network_.tensor(i);
+        std::copy(t.begin(), t.end(), tensors[i]);
+    }
+}
+
+void ReferenceSession::read_gradients(float* const* gradients) {
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        if (!network_.tensor_info(i).trainable || !gradients[i]) continue;
+        const std::vector<float>& g = network_.gradient(i);
+        std::copy(g.begin(), g.end(), gradients[i]);
+    }
+}
+
+uint64_t ReferenceSession::peak_memory_bytes() {
+    uint64_t elements = staged_input_.size() + staged_target_.size();
+    for (const auto& s : optimizer_state_)
+        elements += s.square_average.size() + s.momentum_buffer.size();
+    for (const auto& b : inputs_) elements += b.size();
+    for (const auto& b : targets_) elements += b.size();
+    return network_.allocated_bytes() + elements * sizeof(float);
+}
+
+std::string ReferenceSession::manifest_json() {
+    const char* placement = settings_.placement == HB_PLACEMENT_HOST ? "host" : "device";
+    std::ostringstream json;
+    json << "{\"math\": \"fp32\", \"threads\": " << threads()
+         << ", \"layout\": \"nchw\", \"placement\": \"" << placement << "\", "
+         << "\"convolution\": {\"algorithm\": \"im2col + packed cache-blocked GEMM\", "
+         << "\"pointwise\": \"1x1 stride-1 convolutions multiply the input directly\", "
+         << "\"im2col_layers\": " << network_.im2col_convolutions()
+         << ", \"pointwise_layers\": " << network_.pointwise_convolutions()
+         << ", \"gemm_kernel\": \"" << to_string(network_.tile_kernel())
+         << "\", \"gemm_register_tile\": \"" << Gemm<float>::MR << "x" << Gemm<float>::NR
+         << "\", \"gemm_blocks_mkn\": \"" << Gemm<float>::MC << "x" << Gemm<float>::KC << "x"
+         << Gemm<float>::NC << "\"}, "
+         << "\"batchnorm\": \"batch statistics and reductions accumulated in double\", "
+         << "\"fusions\": [], \"workspace_bytes\": " << network_.workspace_bytes() << ", "
+         << "\"same_bits_for_any_thread_count\": true}";
+    return json.str();
+}
+
+}  // namespace reference

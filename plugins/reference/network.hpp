@@ -1,0 +1,104 @@
+// Executes a layer graph (hb_graph) for training: forward in the graph's order, then backward in
+// reverse, keeping every value for the backward pass and the gradient of every trainable tensor.
+#pragma once
+
+#include "buffer_pool.hpp"
+#include "gemm.hpp"
+#include "hb/plugin.h"
+#include "layers.hpp"
+#include "thread_pool.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace reference {
+
+struct TensorInfo {
+    std::string name;
+    bool trainable = false;
+    int64_t elements = 0;
+};
+
+template <class T>
+class Network {
+public:
+    // Copies what it needs from `graph` and checks it: shapes, tensor references, SSA order.
+    // Throws hb::Error naming the offending layer.
+    Network(const hb_graph& graph, ThreadPool& pool, TileKernel kernel = fastest_tile_kernel<T>());
+
+    int num_tensors() const { return static_cast<int>(tensors_.size()); }
+    const TensorInfo& tensor_info(int i) const { return tensor_info_[i]; }
+    std::vector<T>& tensor(int i) { return tensors_[i]; }
+    const std::vector<T>& tensor(int i) const { return tensors_[i]; }
+    // The gradient of a trainable tensor after backward(); empty for running statistics.
+    const std::vector<T>& gradient(int i) const { return gradients_[i]; }
+
+    int64_t input_elements() const;
+    int64_t target_elements() const;
+
+    // One training-mode forward pass on a batch (input N x 3 x S x S, target = target_shape):
+    // updates the BN running statistics and returns the loss, the sum of every mse_loss output.
+    // Layers before `first_layer` keep their outputs from the previous pass on the same batch, so
+    // a caller that changed only tensors of later layers can recompute just what depends on them.
+    double forward(const T* input, const T* target, int first_layer = 0);
+    // Gradients of the last forward's loss with respect to every trainable tensor.
+    void backward();
+
+    const T* value(int v) const;
+    Dims value_dims(int v) const { return value_dims_[v]; }
+
+    TileKernel tile_kernel() const { return gemm_.kernel(); }
+    int pointwise_convolutions() const;
+    int im2col_convolutions() const;
+    uint64_t workspace_bytes() const { return workspace_.size() * sizeof(T); }
+    // Every buffer this network allocated: values, tensors, gradients, scratch (at their peak).
+    uint64_t allocated_bytes() const;
+
+private:
+    struct Layer {
+        std::string name;
+        hb_layer_kind kind = HB_LAYER_RELU;
+        std::vector<int> inputs;
+        int output = -1;
+        int weight = -1, bias = -1, running_mean = -1, running_var = -1;
+        ConvShape conv;
+        BatchNormParams batchnorm;
+        double loss_weight = 1;
+        double loss = 0;  // mse_loss: the output, in double
+        BatchStatistics statistics;
+    };
+
+    void read_values(const hb_graph& graph);
+    void read_tensors(const hb_graph& graph);
+    void read_layers(const hb_graph& graph);
+    void check_layer(const hb_graph& graph, const hb_layer& source, Layer& layer,
+                     const std::vector<bool>& defined) const;
+    void forward_layer(Layer& layer);
+    void backward_layer(Layer& layer);
+    T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }
+    T* gradient_data(int i) { return i < 0 ? nullptr : gradients_[i].data(); }
+    // The gradient buffer of value v (zeroed when first used), or null for the graph's input.
+    T* value_gradient(int v);
+
+    ThreadPool& pool_;
+    Gemm<T> gemm_;
+    std::vector<Layer> layers_;
+    std::vector<Dims> value_dims_;
+    std::vector<std::vector<T>> values_;           // one per value; empty for the graph's input
+    std::vector<std::vector<T>> value_gradients_;  // live only during backward()
+    BufferPool<T> gradient_pool_;
+    std::vector<TensorInfo> tensor_info_;
+    std::vector<std::vector<T>> tensors_, gradients_;
+    std::vector<T> workspace_;
+    int input_ = -1;
+    Dims target_dims_;
+    const T* input_data_ = nullptr;
+    const T* target_data_ = nullptr;
+    bool forward_done_ = false;
+};
+
+extern template class Network<float>;
+extern template class Network<double>;
+
+}  // namespace reference
