@@ -33,11 +33,9 @@ bool compared(const check::BackendCheck& c) {
 
 nlohmann::json difference_json(const check::Difference* d) {
     if (!d) return nullptr;
-    return {{"quantity", d->quantity},
-            {"max_abs", d->max_abs},
-            {"relative", d->relative},
-            {"scale", d->scale},
-            {"tolerance", d->tolerance}};
+    return {{"quantity", d->quantity},   {"max_abs", d->max_abs},
+            {"relative", d->relative},   {"scale", d->scale},
+            {"tolerance", d->tolerance}, {"undetermined", d->undetermined}};
 }
 
 nlohmann::json to_json(const check::CheckOutcome& outcome, const check::CheckRequest& request) {

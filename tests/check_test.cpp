@@ -72,10 +72,31 @@ TEST(Comparison, NoiseOnGradientsThatAreZeroInExactArithmeticPasses) {
     EXPECT_TRUE(compare(candidate, baseline, tolerance_for("fp32")).pass);
 }
 
+TEST(Comparison, ParametersWhoseUpdateDirectionIsUndeterminedAreLeftOut) {
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    // RMSProp moved the noise-gradient biases by +-lr/sqrt(1-alpha) in opposite directions.
+    candidate.state["conv.bias"] = {0.01f - 5e-3f, -0.02f + 5e-3f};
+    auto result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_TRUE(result.pass);
+    for (const auto& d : result.differences) {
+        if (d.quantity == "state conv.bias") {
+            EXPECT_EQ(d.undetermined, 2);
+        }
+    }
+
+    // A parameter with a clear gradient must still agree.
+    candidate.state["conv.weight"][0] += 5e-3f;
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+}
+
 TEST(Comparison, NonFiniteValuesNeverPass) {
     auto baseline = sample_capture();
     auto candidate = baseline;
     candidate.state["conv.weight"][0] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+    candidate = baseline;
+    candidate.state["conv.bias"][0] = std::numeric_limits<float>::infinity();  // undetermined
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
     candidate = baseline;
     candidate.losses[0] = std::numeric_limits<double>::quiet_NaN();

@@ -16,33 +16,39 @@ double max_magnitude(const std::vector<float>& v) {
     return m;
 }
 
-// NaN anywhere makes the difference infinite, so a non-finite result never passes.
-double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        double d = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
-        if (!(d == d)) return std::numeric_limits<double>::infinity();
-        m = std::max(m, d);
-    }
-    return m;
-}
-
+// Only elements where `keep` is true (or all, when `keep` is empty) are compared; a non-finite
+// candidate value anywhere makes the difference infinite, so it never passes.
 Difference tensor_difference(std::string quantity, const std::vector<float>& a,
-                             const std::vector<float>& b, double floor, double tolerance) {
+                             const std::vector<float>& b, const std::vector<bool>& keep,
+                             double floor, double tolerance) {
     Difference d;
     d.quantity = std::move(quantity);
-    d.max_abs = max_abs_difference(a, b);
-    d.scale = std::max({max_magnitude(b), floor, std::numeric_limits<double>::min()});
+    d.max_abs = 0;
+    double largest = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (!keep.empty() && !keep[i]) {
+            ++d.undetermined;
+            if (!std::isfinite(a[i])) d.max_abs = std::numeric_limits<double>::infinity();
+            continue;
+        }
+        double diff = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        d.max_abs =
+            diff == diff ? std::max(d.max_abs, diff) : std::numeric_limits<double>::infinity();
+        largest = std::max(largest, std::fabs(static_cast<double>(b[i])));
+    }
+    d.scale = std::max({largest, floor, std::numeric_limits<double>::min()});
     d.relative = d.max_abs / d.scale;
     d.tolerance = tolerance;
     return d;
 }
 
+using Masks = std::map<std::string, std::vector<bool>>;
+
 // Compares every tensor of `baseline` with the same-named one of `candidate`; false (and
 // `problem` set) when one is missing or has another size.
 bool compare_tensors(const std::string& kind, const std::map<std::string, std::vector<float>>& a,
-                     const std::map<std::string, std::vector<float>>& b, double floor,
-                     double tolerance, Comparison& out) {
+                     const std::map<std::string, std::vector<float>>& b, const Masks& masks,
+                     double floor, double tolerance, Comparison& out) {
     for (const auto& [name, expected] : b) {
         auto it = a.find(name);
         if (it == a.end()) {
@@ -54,10 +60,27 @@ bool compare_tensors(const std::string& kind, const std::map<std::string, std::v
                           " elements, baseline has " + std::to_string(expected.size());
             return false;
         }
-        out.differences.push_back(
-            tensor_difference(kind + " " + name, it->second, expected, floor, tolerance));
+        auto mask = masks.find(name);
+        out.differences.push_back(tensor_difference(
+            kind + " " + name, it->second, expected,
+            mask == masks.end() ? std::vector<bool>{} : mask->second, floor, tolerance));
     }
     return true;
+}
+
+// Per trainable tensor: true where the step-1 gradient is clear of zero by more than the error
+// the gradient tolerance allows, so that every conforming backend moves the parameter the same way.
+Masks determined_updates(const std::map<std::string, std::vector<float>>& gradients, double floor,
+                         double tolerance) {
+    Masks masks;
+    for (const auto& [name, g] : gradients) {
+        const double allowed = tolerance * std::max(max_magnitude(g), floor);
+        std::vector<bool> keep(g.size());
+        for (size_t i = 0; i < g.size(); ++i)
+            keep[i] = std::fabs(static_cast<double>(g[i])) > allowed;
+        masks[name] = std::move(keep);
+    }
+    return masks;
 }
 
 }  // namespace
@@ -107,9 +130,12 @@ Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
     double largest_gradient = 0;
     for (const auto& kv : baseline.gradients)
         largest_gradient = std::max(largest_gradient, max_magnitude(kv.second));
-    if (!compare_tensors("gradient", candidate.gradients, baseline.gradients,
-                         kGradientFloorFraction * largest_gradient, tolerance.gradient, out) ||
-        !compare_tensors("state", candidate.state, baseline.state, 0, tolerance.state, out))
+    const double floor = kGradientFloorFraction * largest_gradient;
+    if (!compare_tensors("gradient", candidate.gradients, baseline.gradients, {}, floor,
+                         tolerance.gradient, out) ||
+        !compare_tensors("state", candidate.state, baseline.state,
+                         determined_updates(baseline.gradients, floor, tolerance.gradient), 0,
+                         tolerance.state, out))
         return out;
     out.pass = std::all_of(out.differences.begin(), out.differences.end(),
                            [](const Difference& d) { return d.within(); });

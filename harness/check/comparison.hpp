@@ -2,6 +2,7 @@
 // tensor, and whether that is within the tolerance of the backend's math mode.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct Difference {
     double relative = 0;   // max_abs over the scale below
     double scale = 0;      // what max_abs is measured against
     double tolerance = 0;
+    int64_t undetermined = 0;  // elements left out (see compare)
     bool within() const { return relative <= tolerance; }
 };
 
@@ -46,6 +48,11 @@ struct Comparison {
 // against at least 1e-3 of the largest gradient in the network, because some gradients are zero
 // in exact arithmetic (a conv bias feeding a batchnorm) and then both sides only hold rounding
 // noise that cannot agree in relative terms.
+//
+// RMSProp's first update is about lr / sqrt(1 - alpha) times the *sign* of the gradient, however
+// small the gradient. Where the baseline's step-1 gradient is within the gradient tolerance of
+// zero, the sign — and so the direction the parameter moves — is not determined in float32; those
+// parameter elements are left out of the state comparison and counted as `undetermined`.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
                    const Tolerance& tolerance);
 
