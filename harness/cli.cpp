@@ -49,6 +49,16 @@ int main_cli(int argc, char** argv) {
         ->capture_default_str();
     check_cmd->add_flag("--json", check.json, "Machine-readable output");
 
+    ReportArgs report;
+    auto* report_cmd =
+        app.add_subcommand("report", "Turn result CSVs into a Markdown table (with ratios)");
+    report_cmd->add_option("csv", report.csvs, "Result CSVs written by harness run")
+        ->required()
+        ->check(CLI::ExistingFile);
+    report_cmd->add_option("--baseline", report.baseline,
+                           "Add a column: each median divided by this backend's median");
+    report_cmd->add_option("--output", report.output, "Write the Markdown here (default: stdout)");
+
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");
     list_cmd->add_flag("--json", list_json, "Machine-readable output");
@@ -85,6 +95,7 @@ int main_cli(int argc, char** argv) {
 
     if (*run_cmd) return run_command(run);
     if (*check_cmd) return check_command(check);
+    if (*report_cmd) return report_command(report);
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);
     if (*worker_cmd) return run::worker_main(job);

@@ -31,6 +31,13 @@ struct CheckArgs {
 };
 int check_command(const CheckArgs& args);
 
+struct ReportArgs {
+    std::vector<std::string> csvs;
+    std::string baseline;  // backend name the others are compared with; empty = none
+    std::string output;    // Markdown file; empty = stdout
+};
+int report_command(const ReportArgs& args);
+
 int list_command(bool json);
 
 int info_command(const std::string& config, bool json);

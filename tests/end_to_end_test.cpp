@@ -159,7 +159,7 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
 }
 
 TEST(EndToEnd, EveryCommandHasHelp) {
-    for (const char* cmd : {"", "run ", "list ", "info "}) {
+    for (const char* cmd : {"", "run ", "check ", "list ", "info ", "report "}) {
         auto r = run_harness(std::string(cmd) + "--help");
         EXPECT_EQ(r.exit_code, 0) << cmd;
         EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd << r.output;
@@ -196,6 +196,31 @@ TEST(EndToEnd, ListShowsTheReferencePlugin) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("reference 1.0.0 (ABI 1.0)"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("device cpu"), std::string::npos) << r.output;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
+    TempDir dir;
+    ASSERT_EQ(run_harness("run " + config("check.yaml") +
+                          " --backends reference,reference-1thread --iterations 2 --output " +
+                          (dir / "a.csv"))
+                  .exit_code,
+              0);
+    auto r = run_harness("report " + (dir / "a.csv") + " --baseline reference");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("| backend | device | status |"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("vs reference |"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("| reference | cpu | ok |"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(" 1.00x |"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("- config: check"), std::string::npos) << r.output;
+
+    ASSERT_EQ(run_harness("report " + (dir / "a.csv") + " --output " + (dir / "a.md")).exit_code,
+              0);
+    EXPECT_TRUE(fs::exists(dir / "a.md"));
+    EXPECT_EQ(run_harness("report " + (dir / "missing.csv")).exit_code, 2);
 }
 
 }  // namespace

@@ -1,0 +1,18 @@
+// `harness report`: result CSVs as a Markdown table that can be pasted into a README or an issue.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace harness::results {
+
+using CsvRow = std::map<std::string, std::string>;
+
+// One line per row: backend, device, status, check, math, threads, median ms, IQR ms, images/s,
+// GFLOP/s, peak memory, losses, and — when `baseline` names a backend with an ok row of the same
+// config — how many times slower each row is than that baseline. The provenance (config, host,
+// CPU, GPU, commit, time) is listed once per distinct value above the table.
+std::string markdown_report(const std::vector<CsvRow>& rows, const std::string& baseline);
+
+}  // namespace harness::results
