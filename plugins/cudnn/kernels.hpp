@@ -1,0 +1,52 @@
+// The backend's own CUDA kernels: everything cuDNN does not do (or not with the exact semantics
+// of DESIGN §4). Each function enqueues its work on `stream` and checks the launch.
+// `accumulate` adds into the gradient output instead of overwriting it.
+#pragma once
+
+#include "kernel_math.hpp"
+#include "plan.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace cudnn_backend {
+namespace kernels {
+
+void relu_forward(const float* x, float* y, int64_t count, cudaStream_t stream);
+void relu_backward(const float* y, const float* dy, float* dx, int64_t count, bool accumulate,
+                   cudaStream_t stream);
+
+// y = inputs[0] + inputs[1] + ..., in that order.
+void add_forward(const std::vector<const float*>& inputs, float* y, int64_t count,
+                 cudaStream_t stream);
+// Every dx[k] receives dy (added when accumulate[k]).
+void add_backward(const float* dy, const std::vector<float*>& dx,
+                  const std::vector<bool>& accumulate, int64_t count, cudaStream_t stream);
+
+// 2x2 stride 2; `in` is the input's shape; the gradient goes to the first maximum.
+void maxpool_forward(const float* x, float* y, const Shape& in, bool nhwc, cudaStream_t stream);
+void maxpool_backward(const float* x, const float* dy, float* dx, const Shape& in, bool nhwc,
+                      bool accumulate, cudaStream_t stream);
+
+// Nearest, factor 2; `in` is the input's shape.
+void upsample_forward(const float* x, float* y, const Shape& in, bool nhwc, cudaStream_t stream);
+void upsample_backward(const float* dy, float* dx, const Shape& in, bool nhwc, bool accumulate,
+                       cudaStream_t stream);
+
+// *loss = weight * mean((y - t)^2), summed in double in a fixed order.
+void mse_loss_forward(const float* y, const float* target, int64_t count, double weight,
+                      double* loss, cudaStream_t stream);
+void mse_loss_backward(const float* y, const float* target, float* dy, int64_t count, double weight,
+                       bool accumulate, cudaStream_t stream);
+
+// One RMSProp update of `count` parameters; `buffer` may be null without momentum.
+void rmsprop(float* param, const float* grad, float* square_average, float* buffer, int64_t count,
+             const math::RmsPropParams& params, cudaStream_t stream);
+
+void nchw_to_nhwc(const float* source, float* destination, const Shape& shape, cudaStream_t stream);
+void fill(float* data, float value, int64_t count, cudaStream_t stream);
+
+}  // namespace kernels
+}  // namespace cudnn_backend

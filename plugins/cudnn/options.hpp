@@ -1,0 +1,34 @@
+// The session settings of the cuDNN backend: backend options from the run config, the device and
+// the placement, checked before anything touches the GPU.
+#pragma once
+
+#include "hb/plugin.h"
+
+#include <string>
+
+namespace cudnn_backend {
+
+enum class Math { fp32, tf32, bf16 };
+enum class Layout { nchw, nhwc };
+
+const char* to_string(Math math);
+const char* to_string(Layout layout);
+
+struct Settings {
+    Math math = Math::fp32;
+    Layout layout = Layout::nchw;
+    bool fused_bn_relu = false;
+    bool cuda_graphs = false;
+    int device = 0;  // the N of "cuda:N"
+    hb_placement placement = HB_PLACEMENT_DEVICE;
+    hb_optimizer optimizer{};
+};
+
+// "cuda:N" (or "cuda", meaning cuda:0) -> N; anything else is HB_UNAVAILABLE.
+int parse_device(const std::string& device);
+
+// Reads the desc and its options (math, layout, fused_bn_relu, cuda_graphs); unknown keys and
+// unsupported values throw hb::Error with HB_UNSUPPORTED.
+Settings parse_settings(const hb_session_desc& desc);
+
+}  // namespace cudnn_backend

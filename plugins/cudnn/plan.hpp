@@ -1,0 +1,137 @@
+// The training step of a layer graph as the GPU runs it, worked out on the host: shapes, the
+// parameters of every layer, which BN+ReLU pairs are fused, which gradients each backward
+// operation writes or adds to, where parameters live, and which transient buffers the step needs
+// and when (the arena plan places them).
+#pragma once
+
+#include "arena_plan.hpp"
+#include "hb/plugin.h"
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cudnn_backend {
+
+struct Shape {
+    int64_t n = 0, c = 0, h = 0, w = 0;
+
+    int64_t elements() const { return n * c * h * w; }
+    int64_t plane() const { return h * w; }
+    bool operator==(const Shape& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
+    bool operator!=(const Shape& o) const { return !(*this == o); }
+};
+
+std::string to_string(const Shape& s);
+
+struct ValuePlan {
+    std::string name;
+    Shape shape;
+    int producer = -1;           // layer index; -1 for the graph's input
+    std::vector<int> consumers;  // layer indices, in execution order (repeated if used twice)
+    bool is_input = false;
+    bool is_loss = false;
+    bool materialized = true;  // false for a BN output that a fused BN+ReLU never writes
+    bool needs_gradient = false;
+    int buffer = -1;           // arena request of the activation, -1 when not in the arena
+    int gradient_buffer = -1;  // arena request of its gradient
+};
+
+struct LayerPlan {
+    std::string name;
+    hb_layer_kind kind = HB_LAYER_RELU;
+    std::vector<int> inputs;
+    int output = -1;
+    Shape in, out;  // shapes of inputs[0] and of output
+
+    // conv2d
+    int kernel = 1, stride = 1, padding = 0;
+    // tensor indices, or -1
+    int weight = -1, bias = -1, running_mean = -1, running_var = -1;
+    // batchnorm
+    double momentum = 0.1, eps = 1e-5;
+    // mse_loss
+    double loss_weight = 1;
+    int loss_slot = -1;
+
+    bool fused_relu = false;  // batchnorm: applies the ReLU after it and writes that ReLU's output
+    bool absorbed = false;    // relu: computed by the batchnorm before it
+    int writes = -1;          // the value the forward pass writes (the ReLU's output when fused)
+
+    // Backward: per input slot, whether a gradient is produced for it and whether it is added to
+    // what an earlier backward operation (in backward order) already wrote there.
+    std::vector<bool> input_gradient, accumulate;
+    // The gradient of `writes` has no writer (nothing uses the value): zero it before reading.
+    bool zero_output_gradient = false;
+
+    int saved = -1;  // arena request of the batchnorm's saved mean and inverse deviation
+
+    int forward_time = 0, backward_time = 0;
+};
+
+struct TensorPlan {
+    std::string name;
+    int layer = -1;
+    hb_tensor_role role = HB_ROLE_WEIGHT;
+    bool trainable = false;
+    int rank = 1;
+    int64_t shape[4] = {1, 1, 1, 1};
+    int64_t elements = 0;
+    // Offset in floats in the parameter block (trainable; gradients, square averages and momentum
+    // buffers use the same offsets in their own blocks) or in the statistics block (running stats).
+    int64_t offset = 0;
+};
+
+// Which BN layers may fuse the ReLU after them: their output feeds only that ReLU.
+std::vector<int> fusion_candidates(const hb_graph& graph);
+
+class Plan {
+public:
+    // Checks the graph (throws hb::Error naming the layer) and plans it; the BN layers in `fuse`
+    // (each one of fusion_candidates) also apply their ReLU.
+    Plan(const hb_graph& graph, const std::set<int>& fuse = {});
+
+    const std::vector<ValuePlan>& values() const { return values_; }
+    const std::vector<LayerPlan>& layers() const { return layers_; }
+    const std::vector<TensorPlan>& tensors() const { return tensors_; }
+    int input() const { return input_; }
+    Shape target_shape() const { return target_; }
+    int loss_count() const { return loss_count_; }
+    int64_t parameter_floats() const { return parameter_floats_; }    // with alignment padding
+    int64_t statistics_floats() const { return statistics_floats_; }  // with alignment padding
+    int fusions() const;
+
+    // The step's time line: layer i's forward at time i, its backward at 2L-1-i, then the
+    // optimizer at 2L.
+    int step_length() const { return 2 * static_cast<int>(layers_.size()) + 1; }
+
+    // Transient buffers: the plan's own (activations, gradients, BN statistics) and those added
+    // by the device code (workspaces, reserve spaces), each with its lifetime.
+    const std::vector<BufferRequest>& requests() const { return requests_; }
+    int add_request(int64_t bytes, int first, int last, const std::string& what);
+
+    // Floats each tensor block is aligned to, so every parameter starts on a 256-byte boundary.
+    static constexpr int64_t tensor_alignment = 64;
+
+private:
+    void read_values(const hb_graph& graph);
+    void read_tensors(const hb_graph& graph);
+    void read_layers(const hb_graph& graph);
+    void check_layer(const hb_graph& graph, const hb_layer& source, LayerPlan& layer,
+                     const std::vector<bool>& defined) const;
+    void apply_fusions(const std::set<int>& fuse);
+    void plan_gradients();
+    void plan_buffers();
+
+    std::vector<ValuePlan> values_;
+    std::vector<LayerPlan> layers_;
+    std::vector<TensorPlan> tensors_;
+    std::vector<BufferRequest> requests_;
+    int input_ = -1;
+    Shape target_;
+    int loss_count_ = 0;
+    int64_t parameter_floats_ = 0, statistics_floats_ = 0;
+};
+
+}  // namespace cudnn_backend

@@ -1,0 +1,346 @@
+#include "session.hpp"
+
+#include "check.hpp"
+#include "devices.hpp"
+#include "kernels.hpp"
+
+#include <sstream>
+
+namespace cudnn_backend {
+namespace {
+
+// OIHW <-> OHWI (cuDNN's NHWC filter format) for a conv weight; other tensors are unchanged.
+void oihw_to_ohwi(const float* in, float* out, const int64_t* s) {
+    const int64_t o = s[0], c = s[1], h = s[2], w = s[3];
+    for (int64_t a = 0; a < o; ++a)
+        for (int64_t i = 0; i < c; ++i)
+            for (int64_t y = 0; y < h; ++y)
+                for (int64_t x = 0; x < w; ++x)
+                    out[((a * h + y) * w + x) * c + i] = in[((a * c + i) * h + y) * w + x];
+}
+void ohwi_to_oihw(const float* in, float* out, const int64_t* s) {
+    const int64_t o = s[0], c = s[1], h = s[2], w = s[3];
+    for (int64_t a = 0; a < o; ++a)
+        for (int64_t i = 0; i < c; ++i)
+            for (int64_t y = 0; y < h; ++y)
+                for (int64_t x = 0; x < w; ++x)
+                    out[((a * c + i) * h + y) * w + x] = in[((a * h + y) * w + x) * c + i];
+}
+
+float elapsed(cudaEvent_t from, cudaEvent_t to) {
+    float ms = 0;
+    HB_CHECK(cudaEventElapsedTime(&ms, from, to));
+    return ms;
+}
+
+// Ends a stream capture that an exception interrupted, so the stream stays usable.
+class CaptureGuard {
+public:
+    explicit CaptureGuard(cudaStream_t s) : stream_(s) {}
+    ~CaptureGuard() {
+        if (!stream_) return;
+        cudaGraph_t partial = nullptr;
+        cudaStreamEndCapture(stream_, &partial);
+        if (partial) cudaGraphDestroy(partial);
+        cudaGetLastError();
+    }
+    cudaGraph_t end() {
+        cudaGraph_t graph = nullptr;
+        const cudaStream_t s = stream_;
+        stream_ = nullptr;
+        HB_CHECK(cudaStreamEndCapture(s, &graph));
+        return graph;
+    }
+
+private:
+    cudaStream_t stream_;
+};
+
+}  // namespace
+
+Settings CudnnSession::checked_settings(const hb_session_desc& desc) {
+    Settings s = parse_settings(desc);
+    const std::string reason = device_unavailable_reason(s.device);
+    if (!reason.empty())
+        throw hb::Error(
+            "device 'cuda:" + std::to_string(s.device) + "' is not available: " + reason,
+            HB_UNAVAILABLE);
+    return s;
+}
+
+CudnnSession::CudnnSession(const hb_session_desc& desc) : settings_(checked_settings(desc)) {
+    ErrorContext context("session setup");
+    HB_CHECK(cudaSetDevice(settings_.device));
+    HB_CHECK(cudaFree(nullptr));  // creates the context before the memory baseline
+    cudaDeviceProp p{};
+    HB_CHECK(cudaGetDeviceProperties(&p, settings_.device));
+    device_name_ = p.name;
+    compute_capability_ = std::to_string(p.major) + "." + std::to_string(p.minor);
+    stream_ = make_stream();
+    size_t free_before = 0, free_after = 0, total = 0;
+    HB_CHECK(cudaMemGetInfo(&free_before, &total));
+    cudnn_ = make_cudnn();
+    HB_CHECK(cudnnSetStream(cudnn_.get(), stream_.get()));
+    HB_CHECK(cudaMemGetInfo(&free_after, &total));
+    handle_bytes_ = free_before > free_after ? free_before - free_after : 0;
+
+    step_ = std::make_unique<TrainingStep>(*desc.graph, settings_, cudnn_.get(), stream_.get());
+    const Plan& plan = step_->plan();
+    input_elements_ = plan.values()[size_t(plan.input())].shape.elements();
+    target_elements_ = plan.target_shape().elements();
+    start_ = make_event();
+    forward_end_ = make_event();
+    backward_end_ = make_event();
+    end_ = make_event();
+    losses_ = PinnedBuffer(size_t(std::max(plan.loss_count(), 1)) * sizeof(double));
+}
+
+CudnnSession::~CudnnSession() {
+    // Work still queued would outlive the buffers it uses.
+    if (stream_) cudaStreamSynchronize(stream_.get());
+}
+
+void CudnnSession::upload_tensor(int t, const float* host, float* block) {
+    const TensorPlan& tensor = step_->plan().tensors()[size_t(t)];
+    const size_t bytes = size_t(tensor.elements) * sizeof(float);
+    float* device = block + tensor.offset;
+    if (settings_.layout == Layout::nhwc && tensor.rank == 4) {
+        std::vector<float> converted(size_t(tensor.elements));
+        oihw_to_ohwi(host, converted.data(), tensor.shape);
+        HB_CHECK(cudaMemcpy(device, converted.data(), bytes, cudaMemcpyHostToDevice));
+    } else {
+        HB_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+    }
+}
+
+void CudnnSession::download_tensor(int t, const float* block, float* host) {
+    const TensorPlan& tensor = step_->plan().tensors()[size_t(t)];
+    const size_t bytes = size_t(tensor.elements) * sizeof(float);
+    const float* device = block + tensor.offset;
+    if (settings_.layout == Layout::nhwc && tensor.rank == 4) {
+        std::vector<float> converted(size_t(tensor.elements));
+        HB_CHECK(cudaMemcpy(converted.data(), device, bytes, cudaMemcpyDeviceToHost));
+        ohwi_to_oihw(converted.data(), host, tensor.shape);
+    } else {
+        HB_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+    }
+}
+
+void CudnnSession::load_state(const float* const* tensors) {
+    ErrorContext context("load_state");
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    const auto& plan = step_->plan();
+    for (size_t i = 0; i < plan.tensors().size(); ++i) {
+        const TensorPlan& t = plan.tensors()[i];
+        if (!tensors[i]) throw hb::Error("load_state: no buffer for tensor '" + t.name + "'");
+        upload_tensor(int(i), tensors[i], t.trainable ? step_->parameters() : step_->statistics());
+    }
+    state_loaded_ = true;
+}
+
+void CudnnSession::load_optimizer_state(const float* const* square_averages) {
+    ErrorContext context("load_optimizer_state");
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    const auto& plan = step_->plan();
+    size_t k = 0;
+    for (size_t i = 0; i < plan.tensors().size(); ++i) {
+        const TensorPlan& t = plan.tensors()[i];
+        if (!t.trainable) continue;
+        const float* source = square_averages[k++];
+        if (!source) throw hb::Error("load_optimizer_state: no buffer for tensor '" + t.name + "'");
+        upload_tensor(int(i), source, step_->square_averages());
+    }
+}
+
+void CudnnSession::set_batches(int32_t count, const float* const* inputs,
+                               const float* const* targets) {
+    ErrorContext context("set_batches");
+    if (count < 1)
+        throw hb::Error("set_batches: expected at least one batch, got " + std::to_string(count));
+    for (int32_t b = 0; b < count; ++b)
+        if (!inputs[b] || !targets[b])
+            throw hb::Error("set_batches: batch " + std::to_string(b) + " has no input or target");
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    graphs_.clear();
+    host_inputs_.clear();
+    host_targets_.clear();
+    device_inputs_.clear();
+    device_targets_.clear();
+    const size_t input_bytes = size_t(input_elements_) * sizeof(float);
+    const size_t target_bytes = size_t(target_elements_) * sizeof(float);
+    const bool nhwc = settings_.layout == Layout::nhwc;
+    const Plan& plan = step_->plan();
+    const Shape input_shape = plan.values()[size_t(plan.input())].shape;
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        // The step copies from this (pageable) memory each time, as a data loader's batch would.
+        for (int32_t b = 0; b < count; ++b) {
+            host_inputs_.emplace_back(inputs[b], inputs[b] + input_elements_);
+            host_targets_.emplace_back(targets[b], targets[b] + target_elements_);
+        }
+        staged_input_ = DeviceBuffer(input_bytes);
+        staged_target_ = DeviceBuffer(target_bytes);
+        if (nhwc) {
+            layout_input_ = DeviceBuffer(input_bytes);
+            layout_target_ = DeviceBuffer(target_bytes);
+        }
+        return;
+    }
+    DeviceBuffer scratch_input, scratch_target;
+    if (nhwc) {
+        scratch_input = DeviceBuffer(input_bytes);
+        scratch_target = DeviceBuffer(target_bytes);
+    }
+    for (int32_t b = 0; b < count; ++b) {
+        device_inputs_.emplace_back(input_bytes);
+        device_targets_.emplace_back(target_bytes);
+        if (!nhwc) {
+            HB_CHECK(cudaMemcpy(device_inputs_.back().get(), inputs[b], input_bytes,
+                                cudaMemcpyHostToDevice));
+            HB_CHECK(cudaMemcpy(device_targets_.back().get(), targets[b], target_bytes,
+                                cudaMemcpyHostToDevice));
+            continue;
+        }
+        HB_CHECK(cudaMemcpy(scratch_input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice));
+        HB_CHECK(
+            cudaMemcpy(scratch_target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice));
+        kernels::nchw_to_nhwc(scratch_input.floats(), device_inputs_.back().floats(), input_shape,
+                              stream_.get());
+        kernels::nchw_to_nhwc(scratch_target.floats(), device_targets_.back().floats(),
+                              plan.target_shape(), stream_.get());
+        HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    }
+}
+
+// Everything of one step after the batch is on the device: layout conversion (host placement,
+// NHWC), forward, backward, optimizer, with the phase events in between.
+void CudnnSession::enqueue_step(int batch) {
+    const cudaStream_t s = stream_.get();
+    const float* input = nullptr;
+    const float* target = nullptr;
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        input = staged_input_.floats();
+        target = staged_target_.floats();
+        if (settings_.layout == Layout::nhwc) {
+            const Plan& plan = step_->plan();
+            kernels::nchw_to_nhwc(input, layout_input_.floats(),
+                                  plan.values()[size_t(plan.input())].shape, s);
+            kernels::nchw_to_nhwc(target, layout_target_.floats(), plan.target_shape(), s);
+            input = layout_input_.floats();
+            target = layout_target_.floats();
+        }
+    } else {
+        input = device_inputs_[size_t(batch)].floats();
+        target = device_targets_[size_t(batch)].floats();
+    }
+    step_->forward(input, target);
+    HB_CHECK(cudaEventRecordWithFlags(forward_end_.get(), s, cudaEventRecordExternal));
+    step_->backward(target);
+    HB_CHECK(cudaEventRecordWithFlags(backward_end_.get(), s, cudaEventRecordExternal));
+    step_->optimize();
+}
+
+GraphExec CudnnSession::capture(int batch) {
+    ErrorContext context("CUDA graph capture");
+    HB_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+    CaptureGuard guard(stream_.get());
+    enqueue_step(batch);
+    Graph graph(guard.end());
+    cudaGraphExec_t exec = nullptr;
+    HB_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
+    return GraphExec(exec);
+}
+
+hb::StepResult CudnnSession::step(int32_t batch) {
+    if (!state_loaded_) throw hb::Error("step: no state; call load_state first");
+    const bool host = settings_.placement == HB_PLACEMENT_HOST;
+    const size_t batches = host ? host_inputs_.size() : device_inputs_.size();
+    if (batches == 0) throw hb::Error("step: no batches; call set_batches first");
+    const auto count = static_cast<int32_t>(batches);
+    const int b = ((batch % count) + count) % count;
+    ErrorContext context("step");
+    const cudaStream_t s = stream_.get();
+
+    HB_CHECK(cudaEventRecord(start_.get(), s));
+    if (host) {
+        HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(b)].data(),
+                                 staged_input_.bytes(), cudaMemcpyHostToDevice, s));
+        HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(b)].data(),
+                                 staged_target_.bytes(), cudaMemcpyHostToDevice, s));
+    }
+    if (settings_.cuda_graphs) {
+        // Host placement copies into fixed buffers, so one graph serves every batch; device
+        // placement binds each batch's own buffers into its own graph.
+        const int key = host ? 0 : b;
+        auto it = graphs_.find(key);
+        if (it == graphs_.end()) it = graphs_.emplace(key, capture(b)).first;
+        HB_CHECK(cudaGraphLaunch(it->second.get(), s));
+    } else {
+        enqueue_step(b);
+    }
+    HB_CHECK(cudaEventRecord(end_.get(), s));
+    const Plan& plan = step_->plan();
+    const size_t loss_bytes = size_t(plan.loss_count()) * sizeof(double);
+    if (loss_bytes)
+        HB_CHECK(
+            cudaMemcpyAsync(losses_.get(), step_->losses(), loss_bytes, cudaMemcpyDeviceToHost, s));
+    HB_CHECK(cudaStreamSynchronize(s));
+
+    hb::StepResult result;
+    const auto* losses = static_cast<const double*>(losses_.get());
+    for (int i = 0; i < plan.loss_count(); ++i) result.loss += losses[i];
+    result.forward_ms = elapsed(start_.get(), forward_end_.get());
+    result.backward_ms = elapsed(forward_end_.get(), backward_end_.get());
+    result.optimizer_ms = elapsed(backward_end_.get(), end_.get());
+    return result;
+}
+
+void CudnnSession::read_state(float* const* tensors) {
+    ErrorContext context("read_state");
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    const auto& plan = step_->plan();
+    for (size_t i = 0; i < plan.tensors().size(); ++i) {
+        const TensorPlan& t = plan.tensors()[i];
+        if (!tensors[i]) throw hb::Error("read_state: no buffer for tensor '" + t.name + "'");
+        download_tensor(int(i), t.trainable ? step_->parameters() : step_->statistics(),
+                        tensors[i]);
+    }
+}
+
+void CudnnSession::read_gradients(float* const* gradients) {
+    ErrorContext context("read_gradients");
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    const auto& plan = step_->plan();
+    for (size_t i = 0; i < plan.tensors().size(); ++i) {
+        if (!plan.tensors()[i].trainable || !gradients[i]) continue;
+        download_tensor(int(i), step_->gradients(), gradients[i]);
+    }
+}
+
+uint64_t CudnnSession::peak_memory_bytes() {
+    uint64_t bytes = step_->device_bytes() + handle_bytes_;
+    for (const auto& b : device_inputs_) bytes += b.bytes();
+    for (const auto& b : device_targets_) bytes += b.bytes();
+    for (const DeviceBuffer* b : {&staged_input_, &staged_target_, &layout_input_, &layout_target_})
+        bytes += b->bytes();
+    return bytes;
+}
+
+std::string CudnnSession::manifest_json() {
+    std::ostringstream json;
+    json << "{\"math\": \"" << to_string(settings_.math) << "\", \"layout\": \""
+         << to_string(settings_.layout) << "\", \"placement\": \""
+         << (settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+         << "\", \"cuda_graphs\": " << (settings_.cuda_graphs ? "true" : "false")
+         << ", \"fused_bn_relu_requested\": " << (settings_.fused_bn_relu ? "true" : "false")
+         << ", \"device\": \"cuda:" << settings_.device << "\", \"device_name\": \"" << device_name_
+         << "\", \"compute_capability\": \"" << compute_capability_
+         << "\", \"threads\": 1, \"cudnn_handle_bytes\": " << handle_bytes_
+         << ", \"batchnorm\": \"cuDNN training mode (biased variance normalises, unbiased "
+            "updates running_var)\", "
+         << "\"own_kernels\": [\"relu\", \"maxpool2d\", \"upsample\", \"add\", \"mse_loss\", "
+            "\"rmsprop\"], "
+         << step_->manifest_json() << "}";
+    return json.str();
+}
+
+}  // namespace cudnn_backend

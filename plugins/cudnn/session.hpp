@@ -1,0 +1,60 @@
+// A training session of the cuDNN backend on one CUDA device: the step (step.hpp), the batches,
+// optional CUDA graphs of the step, phase timing with events, and state transfer in the
+// canonical host format.
+#pragma once
+
+#include "handles.hpp"
+#include "hb/plugin.hpp"
+#include "options.hpp"
+#include "step.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudnn_backend {
+
+class CudnnSession : public hb::Session {
+public:
+    // HB_UNAVAILABLE (with the CUDA runtime's reason) when the device cannot be used.
+    explicit CudnnSession(const hb_session_desc& desc);
+    ~CudnnSession() override;
+
+    void load_state(const float* const* tensors) override;
+    void load_optimizer_state(const float* const* square_averages) override;
+    void set_batches(int32_t count, const float* const* inputs,
+                     const float* const* targets) override;
+    hb::StepResult step(int32_t batch) override;
+    void read_state(float* const* tensors) override;
+    void read_gradients(float* const* gradients) override;
+    uint64_t peak_memory_bytes() override;
+    std::string manifest_json() override;
+
+private:
+    static Settings checked_settings(const hb_session_desc& desc);
+    void enqueue_step(int batch);
+    GraphExec capture(int batch);
+    // Copies one tensor between its device block and a canonical host buffer.
+    void upload_tensor(int t, const float* host, float* block);
+    void download_tensor(int t, const float* block, float* host);
+
+    Settings settings_;
+    Stream stream_;
+    CudnnHandle cudnn_;
+    uint64_t handle_bytes_ = 0;  // what creating the cuDNN handle took from the device
+    std::unique_ptr<TrainingStep> step_;
+    Event start_, forward_end_, backward_end_, end_;
+    PinnedBuffer losses_;
+
+    int64_t input_elements_ = 0, target_elements_ = 0;
+    std::vector<std::vector<float>> host_inputs_, host_targets_;  // host placement
+    std::vector<DeviceBuffer> device_inputs_, device_targets_;    // device placement
+    DeviceBuffer staged_input_, staged_target_;  // host placement: the batch as copied, NCHW
+    DeviceBuffer layout_input_, layout_target_;  // host placement, NHWC: after conversion
+    std::map<int, GraphExec> graphs_;            // per batch (one for host placement)
+    bool state_loaded_ = false;
+    std::string device_name_, compute_capability_;
+};
+
+}  // namespace cudnn_backend

@@ -1,0 +1,479 @@
+#include "step.hpp"
+
+#include "check.hpp"
+#include "hb/plugin.hpp"
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace cudnn_backend {
+namespace {
+
+const float one = 1.0f, zero = 0.0f;
+
+const float* blend(bool accumulate) {
+    return accumulate ? &one : &zero;
+}
+
+const char* math_name(cudnnMathType_t m) {
+    switch (m) {
+        case CUDNN_DEFAULT_MATH:
+            return "default";
+        case CUDNN_TENSOR_OP_MATH:
+            return "tensor_op";
+        case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+            return "tensor_op_allow_conversion";
+        case CUDNN_FMA_MATH:
+            return "fma";
+    }
+    return "?";
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        out += c;
+    }
+    return out + "\"";
+}
+
+// Device scratch for one trial of a fused BN+ReLU, freed when the trial ends.
+struct Trial {
+    DeviceBuffer x, y, dy, dx, parameters, workspace, reserve;
+};
+
+}  // namespace
+
+TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudnnHandle_t handle,
+                           cudaStream_t stream)
+    : settings_(settings), handle_(handle), stream_(stream) {
+    relu_ = make_activation_descriptor();
+    HB_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
+                                          CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    plan_ = std::make_unique<Plan>(graph);
+    if (settings_.fused_bn_relu) {
+        const std::set<int> fuse = choose_fusions(graph);
+        if (!fuse.empty()) plan_ = std::make_unique<Plan>(graph, fuse);
+    }
+    size_t free_bytes = 0, total_bytes = 0;
+    HB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    workspace_limit_ = std::min<size_t>(size_t(1) << 30, free_bytes / 4);
+    set_up_layers();
+
+    {
+        ErrorContext context("the arena");
+        arena_ = plan_arena(plan_->requests());
+        arena_memory_ = DeviceBuffer(size_t(arena_.bytes));
+    }
+    ErrorContext context("the parameter blocks");
+    const size_t p = size_t(plan_->parameter_floats()) * sizeof(float);
+    parameters_ = DeviceBuffer(p);
+    gradients_ = DeviceBuffer(p);
+    square_averages_ = DeviceBuffer(p);
+    if (settings_.optimizer.momentum != 0) momentum_ = DeviceBuffer(p);
+    statistics_ = DeviceBuffer(size_t(plan_->statistics_floats()) * sizeof(float));
+    losses_ = DeviceBuffer(size_t(std::max(plan_->loss_count(), 1)) * sizeof(double));
+    for (const DeviceBuffer* b : {&parameters_, &gradients_, &momentum_, &statistics_, &losses_})
+        if (b->bytes()) HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream_));
+    kernels::fill(square_averages_.floats(), settings_.optimizer.initial_square_average,
+                  plan_->parameter_floats(), stream_);
+    HB_CHECK(cudaStreamSynchronize(stream_));
+}
+
+std::set<int> TrainingStep::choose_fusions(const hb_graph& graph) {
+    std::set<int> accepted;
+    std::map<std::string, std::string> probed;  // shape -> why not, or empty
+    for (int b : fusion_candidates(graph)) {
+        const LayerPlan& layer = plan_->layers()[b];
+        const std::string key = to_string(layer.in);
+        auto it = probed.find(key);
+        if (it == probed.end()) it = probed.emplace(key, probe_fusion(layer.in)).first;
+        if (it->second.empty())
+            accepted.insert(b);
+        else
+            fusion_notes_.push_back(layer.name + ": not fused, cuDNN declined: " + it->second);
+    }
+    return accepted;
+}
+
+// Runs one fused BN+ReLU forward and backward on scratch memory: the workspace queries alone do
+// not tell whether cuDNN supports the combination of layout, data type and mode.
+std::string TrainingStep::probe_fusion(const Shape& shape) {
+    try {
+        ErrorContext context("the fused BN+ReLU trial for " + to_string(shape));
+        TensorDescriptor x = make_tensor_descriptor(), p = make_tensor_descriptor();
+        set_tensor(x.get(), shape, settings_.layout);
+        const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+        HB_CHECK(cudnnDeriveBNTensorDescriptor(p.get(), x.get(), mode));
+        size_t forward_bytes = 0, backward_bytes = 0, reserve_bytes = 0;
+        HB_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, x.get(), nullptr, x.get(), p.get(),
+            relu_.get(), &forward_bytes));
+        HB_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, x.get(), x.get(), x.get(), nullptr,
+            x.get(), p.get(), relu_.get(), &backward_bytes));
+        HB_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, relu_.get(), x.get(),
+            &reserve_bytes));
+        const size_t bytes = size_t(shape.elements()) * sizeof(float);
+        const int64_t c = shape.c;
+        Trial t{DeviceBuffer(bytes),
+                DeviceBuffer(bytes),
+                DeviceBuffer(bytes),
+                DeviceBuffer(bytes),
+                DeviceBuffer(size_t(8 * c) * sizeof(float)),
+                DeviceBuffer(std::max(forward_bytes, backward_bytes)),
+                DeviceBuffer(reserve_bytes)};
+        HB_CHECK(cudaMemsetAsync(t.x.get(), 0, bytes, stream_));
+        HB_CHECK(cudaMemsetAsync(t.dy.get(), 0, bytes, stream_));
+        HB_CHECK(cudaMemsetAsync(t.parameters.get(), 0, t.parameters.bytes(), stream_));
+        float* q = t.parameters.floats();
+        HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
+            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, x.get(), t.x.get(),
+            nullptr, nullptr, x.get(), t.y.get(), p.get(), q, q + c, 0.1, q + 2 * c, q + 3 * c,
+            1e-5, q + 4 * c, q + 5 * c, relu_.get(), t.workspace.get(), forward_bytes,
+            t.reserve.get(), reserve_bytes));
+        HB_CHECK(cudnnBatchNormalizationBackwardEx(
+            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, &one, &zero, x.get(),
+            t.x.get(), x.get(), t.y.get(), x.get(), t.dy.get(), nullptr, nullptr, x.get(),
+            t.dx.get(), p.get(), q, q + c, q + 6 * c, q + 7 * c, 1e-5, q + 4 * c, q + 5 * c,
+            relu_.get(), t.workspace.get(), backward_bytes, t.reserve.get(), reserve_bytes));
+        HB_CHECK(cudaStreamSynchronize(stream_));
+        return "";
+    } catch (const hb::Error& e) {
+        if (e.status() == HB_OUT_OF_MEMORY) throw;
+        // A refused trial may leave a launch error behind; clear it so later calls start clean.
+        cudaGetLastError();
+        return e.what();
+    }
+}
+
+void TrainingStep::set_up_layers() {
+    Plan& plan = *plan_;
+    layers_.resize(plan.layers().size());
+    AlgorithmSearch search(handle_, plan, workspace_limit_, settings_.math);
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const LayerPlan& layer = plan.layers()[i];
+        DeviceLayer& device = layers_[i];
+        ErrorContext context("layer '" + layer.name + "'");
+        if (layer.kind == HB_LAYER_CONV2D) {
+            device.conv = std::make_unique<ConvolutionDescriptors>(
+                make_convolution_descriptors(layer, settings_.layout, settings_.math));
+            device.algorithms = search.choose(layer, *device.conv, layer.input_gradient[0]);
+            const ConvolutionChoice& a = device.algorithms;
+            if (a.forward.workspace)
+                device.forward_workspace =
+                    plan.add_request(int64_t(a.forward.workspace), layer.forward_time,
+                                     layer.forward_time, layer.name + " forward workspace");
+            const size_t backward =
+                std::max(layer.input_gradient[0] ? a.backward_data.workspace : size_t(0),
+                         a.backward_filter.workspace);
+            if (backward)
+                device.backward_data_workspace = device.backward_filter_workspace =
+                    plan.add_request(int64_t(backward), layer.backward_time, layer.backward_time,
+                                     layer.name + " backward workspace");
+        } else if (layer.kind == HB_LAYER_BATCHNORM) {
+            set_up_batchnorm(layer, device);
+        }
+    }
+    measured_shapes_ = search.measured();
+}
+
+void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device) {
+    Plan& plan = *plan_;
+    device.x = make_tensor_descriptor();
+    device.parameters = make_tensor_descriptor();
+    set_tensor(device.x.get(), layer.in, settings_.layout);
+    // The persistent kernels are the fast ones for NHWC and the only ones with a fused ReLU.
+    device.mode = layer.fused_relu || settings_.layout == Layout::nhwc
+                      ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+                      : CUDNN_BATCHNORM_SPATIAL;
+    HB_CHECK(cudnnDeriveBNTensorDescriptor(device.parameters.get(), device.x.get(), device.mode));
+    if (layer.fused_relu) {
+        size_t forward_bytes = 0, backward_bytes = 0, reserve_bytes = 0;
+        HB_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+            handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, device.x.get(), nullptr,
+            device.x.get(), device.parameters.get(), relu_.get(), &forward_bytes));
+        HB_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+            handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, device.x.get(), device.x.get(),
+            device.x.get(), nullptr, device.x.get(), device.parameters.get(), relu_.get(),
+            &backward_bytes));
+        HB_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+            handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, relu_.get(), device.x.get(),
+            &reserve_bytes));
+        if (forward_bytes)
+            device.bn_forward_workspace =
+                plan.add_request(int64_t(forward_bytes), layer.forward_time, layer.forward_time,
+                                 layer.name + " forward workspace");
+        if (backward_bytes)
+            device.bn_backward_workspace =
+                plan.add_request(int64_t(backward_bytes), layer.backward_time, layer.backward_time,
+                                 layer.name + " backward workspace");
+        if (reserve_bytes)
+            device.reserve = plan.add_request(int64_t(reserve_bytes), layer.forward_time,
+                                              layer.backward_time, layer.name + " reserve space");
+    }
+    if (!layer.input_gradient[0])
+        device.discarded_gradient =
+            plan.add_request(layer.in.elements() * int64_t(sizeof(float)), layer.backward_time,
+                             layer.backward_time, layer.name + " discarded input gradient");
+}
+
+float* TrainingStep::arena(int request) const {
+    if (request < 0) return nullptr;
+    return reinterpret_cast<float*>(static_cast<char*>(arena_memory_.get()) +
+                                    arena_.offsets[size_t(request)]);
+}
+
+size_t TrainingStep::request_bytes(int request) const {
+    return request < 0 ? 0 : size_t(plan_->requests()[size_t(request)].bytes);
+}
+
+const float* TrainingStep::value(int v) const {
+    if (v == plan_->input()) return input_;
+    return arena(plan_->values()[size_t(v)].buffer);
+}
+
+float* TrainingStep::gradient(int v) const {
+    return arena(plan_->values()[size_t(v)].gradient_buffer);
+}
+
+float* TrainingStep::tensor(int t) const {
+    if (t < 0) return nullptr;
+    const TensorPlan& tensor = plan_->tensors()[size_t(t)];
+    return (tensor.trainable ? parameters_.floats() : statistics_.floats()) + tensor.offset;
+}
+
+float* TrainingStep::tensor_gradient(int t) const {
+    if (t < 0) return nullptr;
+    return gradients_.floats() + plan_->tensors()[size_t(t)].offset;
+}
+
+void TrainingStep::forward(const float* input, const float* target) {
+    input_ = input;
+    target_ = target;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const LayerPlan& layer = plan_->layers()[i];
+        if (layer.absorbed) continue;
+        ErrorContext context("layer '" + layer.name + "' (forward)");
+        forward_layer(layer, layers_[i]);
+    }
+}
+
+void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
+    const float* x = value(layer.inputs[0]);
+    float* y = const_cast<float*>(value(layer.writes));
+    const bool nhwc = settings_.layout == Layout::nhwc;
+    switch (layer.kind) {
+        case HB_LAYER_CONV2D: {
+            const ConvolutionDescriptors& d = *device.conv;
+            HB_CHECK(cudnnConvolutionForward(
+                handle_, &one, d.x.get(), x, d.w.get(), tensor(layer.weight), d.forward.get(),
+                cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
+                arena(device.forward_workspace), request_bytes(device.forward_workspace), &zero,
+                d.y.get(), y));
+            if (layer.bias >= 0)
+                HB_CHECK(cudnnAddTensor(handle_, &one, d.bias.get(), tensor(layer.bias), &one,
+                                        d.y.get(), y));
+            break;
+        }
+        case HB_LAYER_BATCHNORM: {
+            float* saved = arena(layer.saved);
+            const int64_t c = layer.in.c;
+            if (layer.fused_relu)
+                HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
+                    handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero,
+                    device.x.get(), x, nullptr, nullptr, device.x.get(), y, device.parameters.get(),
+                    tensor(layer.weight), tensor(layer.bias), layer.momentum,
+                    tensor(layer.running_mean), tensor(layer.running_var), layer.eps, saved,
+                    saved + c, relu_.get(), arena(device.bn_forward_workspace),
+                    request_bytes(device.bn_forward_workspace), arena(device.reserve),
+                    request_bytes(device.reserve)));
+            else
+                HB_CHECK(cudnnBatchNormalizationForwardTraining(
+                    handle_, device.mode, &one, &zero, device.x.get(), x, device.x.get(), y,
+                    device.parameters.get(), tensor(layer.weight), tensor(layer.bias),
+                    layer.momentum, tensor(layer.running_mean), tensor(layer.running_var),
+                    layer.eps, saved, saved + c));
+            break;
+        }
+        case HB_LAYER_RELU:
+            kernels::relu_forward(x, y, layer.out.elements(), stream_);
+            break;
+        case HB_LAYER_MAXPOOL2D:
+            kernels::maxpool_forward(x, y, layer.in, nhwc, stream_);
+            break;
+        case HB_LAYER_UPSAMPLE:
+            kernels::upsample_forward(x, y, layer.in, nhwc, stream_);
+            break;
+        case HB_LAYER_ADD: {
+            std::vector<const float*> inputs;
+            for (int v : layer.inputs) inputs.push_back(value(v));
+            kernels::add_forward(inputs, y, layer.out.elements(), stream_);
+            break;
+        }
+        case HB_LAYER_MSE_LOSS:
+            kernels::mse_loss_forward(x, target_, layer.in.elements(), layer.loss_weight,
+                                      static_cast<double*>(losses_.get()) + layer.loss_slot,
+                                      stream_);
+            break;
+    }
+}
+
+void TrainingStep::backward(const float* target) {
+    target_ = target;
+    for (size_t i = layers_.size(); i-- > 0;) {
+        const LayerPlan& layer = plan_->layers()[i];
+        if (layer.absorbed) continue;
+        ErrorContext context("layer '" + layer.name + "' (backward)");
+        backward_layer(layer, layers_[i]);
+    }
+}
+
+void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
+    const bool nhwc = settings_.layout == Layout::nhwc;
+    const float* x = value(layer.inputs[0]);
+    float* dx = layer.input_gradient[0] ? gradient(layer.inputs[0]) : nullptr;
+    const bool accumulate = layer.accumulate[0];
+    float* dy = layer.kind == HB_LAYER_MSE_LOSS ? nullptr : gradient(layer.writes);
+    if (layer.zero_output_gradient && dy)
+        HB_CHECK(cudaMemsetAsync(dy, 0, size_t(layer.out.elements()) * sizeof(float), stream_));
+    switch (layer.kind) {
+        case HB_LAYER_CONV2D: {
+            const ConvolutionDescriptors& d = *device.conv;
+            const ConvolutionChoice& a = device.algorithms;
+            if (dx)
+                HB_CHECK(cudnnConvolutionBackwardData(
+                    handle_, &one, d.w.get(), tensor(layer.weight), d.y.get(), dy,
+                    d.backward_data.get(), cudnnConvolutionBwdDataAlgo_t(a.backward_data.algorithm),
+                    arena(device.backward_data_workspace),
+                    request_bytes(device.backward_data_workspace), blend(accumulate), d.x.get(),
+                    dx));
+            HB_CHECK(cudnnConvolutionBackwardFilter(
+                handle_, &one, d.x.get(), x, d.y.get(), dy, d.backward_filter.get(),
+                cudnnConvolutionBwdFilterAlgo_t(a.backward_filter.algorithm),
+                arena(device.backward_filter_workspace),
+                request_bytes(device.backward_filter_workspace), &zero, d.w.get(),
+                tensor_gradient(layer.weight)));
+            if (layer.bias >= 0)
+                HB_CHECK(cudnnConvolutionBackwardBias(handle_, &one, d.y.get(), dy, &zero,
+                                                      d.bias.get(), tensor_gradient(layer.bias)));
+            break;
+        }
+        case HB_LAYER_BATCHNORM: {
+            const float* saved = arena(layer.saved);
+            const int64_t c = layer.in.c;
+            float* target_dx = dx ? dx : arena(device.discarded_gradient);
+            if (layer.fused_relu)
+                HB_CHECK(cudnnBatchNormalizationBackwardEx(
+                    handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one,
+                    blend(dx && accumulate), &one, &zero, device.x.get(), x, device.x.get(),
+                    value(layer.writes), device.x.get(), dy, nullptr, nullptr, device.x.get(),
+                    target_dx, device.parameters.get(), tensor(layer.weight), tensor(layer.bias),
+                    tensor_gradient(layer.weight), tensor_gradient(layer.bias), layer.eps, saved,
+                    saved + c, relu_.get(), arena(device.bn_backward_workspace),
+                    request_bytes(device.bn_backward_workspace), arena(device.reserve),
+                    request_bytes(device.reserve)));
+            else
+                HB_CHECK(cudnnBatchNormalizationBackward(
+                    handle_, device.mode, &one, blend(dx && accumulate), &one, &zero,
+                    device.x.get(), x, device.x.get(), dy, device.x.get(), target_dx,
+                    device.parameters.get(), tensor(layer.weight), tensor_gradient(layer.weight),
+                    tensor_gradient(layer.bias), layer.eps, saved, saved + c));
+            break;
+        }
+        case HB_LAYER_RELU:
+            if (dx)
+                kernels::relu_backward(value(layer.writes), dy, dx, layer.out.elements(),
+                                       accumulate, stream_);
+            break;
+        case HB_LAYER_MAXPOOL2D:
+            if (dx) kernels::maxpool_backward(x, dy, dx, layer.in, nhwc, accumulate, stream_);
+            break;
+        case HB_LAYER_UPSAMPLE:
+            if (dx) kernels::upsample_backward(dy, dx, layer.in, nhwc, accumulate, stream_);
+            break;
+        case HB_LAYER_ADD: {
+            std::vector<float*> outputs;
+            for (size_t k = 0; k < layer.inputs.size(); ++k)
+                outputs.push_back(layer.input_gradient[k] ? gradient(layer.inputs[k]) : nullptr);
+            kernels::add_backward(dy, outputs, layer.accumulate, layer.out.elements(), stream_);
+            break;
+        }
+        case HB_LAYER_MSE_LOSS:
+            if (dx)
+                kernels::mse_loss_backward(x, target_, dx, layer.in.elements(), layer.loss_weight,
+                                           accumulate, stream_);
+            break;
+    }
+}
+
+void TrainingStep::optimize() {
+    ErrorContext context("the RMSProp update");
+    const hb_optimizer& o = settings_.optimizer;
+    math::RmsPropParams p;
+    p.learning_rate = o.learning_rate;
+    p.alpha = o.alpha;
+    p.eps = o.eps;
+    p.momentum = o.momentum;
+    p.weight_decay = o.weight_decay;
+    p.torch = o.variant == HB_RMSPROP_TORCH;
+    kernels::rmsprop(parameters_.floats(), gradients_.floats(), square_averages_.floats(),
+                     momentum_.floats(), plan_->parameter_floats(), p, stream_);
+}
+
+uint64_t TrainingStep::device_bytes() const {
+    uint64_t bytes = 0;
+    for (const DeviceBuffer* b : {&arena_memory_, &parameters_, &gradients_, &square_averages_,
+                                  &momentum_, &statistics_, &losses_})
+        bytes += b->bytes();
+    return bytes;
+}
+
+std::string TrainingStep::manifest_json() const {
+    std::ostringstream json;
+    json << "\"arena_bytes\": " << arena_.bytes
+         << ", \"arena_requested_bytes\": " << arena_.requested_bytes
+         << ", \"arena_buffers\": " << plan_->requests().size()
+         << ", \"workspace_limit_bytes\": " << workspace_limit_
+         << ", \"measured_convolution_shapes\": " << measured_shapes_ << ", \"fusions\": [";
+    bool first = true;
+    for (const LayerPlan& l : plan_->layers())
+        if (l.fused_relu) {
+            json << (first ? "" : ", ") << json_string(l.name + ": batchnorm+relu");
+            first = false;
+        }
+    json << "], \"fusions_declined\": [";
+    for (size_t i = 0; i < fusion_notes_.size(); ++i)
+        json << (i ? ", " : "") << json_string(fusion_notes_[i]);
+    json << "], \"convolutions\": [";
+    first = true;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const LayerPlan& l = plan_->layers()[i];
+        if (l.kind != HB_LAYER_CONV2D) continue;
+        const ConvolutionChoice& a = layers_[i].algorithms;
+        auto direction = [&](const char* name, const AlgorithmChoice& c) {
+            json << "\"" << name << "\": {\"algorithm\": " << json_string(c.name)
+                 << ", \"workspace_bytes\": " << c.workspace << ", \"math\": \""
+                 << math_name(c.math) << "\", \"measured_ms\": " << c.milliseconds << "}";
+        };
+        json << (first ? "" : ", ") << "{\"layer\": " << json_string(l.name) << ", ";
+        direction("forward", a.forward);
+        if (l.input_gradient[0]) {
+            json << ", ";
+            direction("backward_data", a.backward_data);
+        }
+        json << ", ";
+        direction("backward_filter", a.backward_filter);
+        json << "}";
+        first = false;
+    }
+    json << "]";
+    return json.str();
+}
+
+}  // namespace cudnn_backend

@@ -1,0 +1,86 @@
+// The training step on the device: the plan turned into cuDNN descriptors, measured algorithms,
+// one arena for every transient buffer, and blocks for parameters, gradients, optimizer state
+// and running statistics. Enqueues forward, backward and the optimizer on one stream without
+// synchronising.
+#pragma once
+
+#include "convolution.hpp"
+#include "handles.hpp"
+#include "options.hpp"
+#include "plan.hpp"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cudnn_backend {
+
+class TrainingStep {
+public:
+    TrainingStep(const hb_graph& graph, const Settings& settings, cudnnHandle_t handle,
+                 cudaStream_t stream);
+
+    const Plan& plan() const { return *plan_; }
+
+    // `input` (graph input shape) and `target` (target shape) in the session's layout, on the
+    // device, valid until the step's work is complete.
+    void forward(const float* input, const float* target);
+    void backward(const float* target);
+    void optimize();
+
+    float* parameters() const { return parameters_.floats(); }
+    float* gradients() const { return gradients_.floats(); }
+    float* square_averages() const { return square_averages_.floats(); }
+    float* statistics() const { return statistics_.floats(); }
+    const double* losses() const { return static_cast<const double*>(losses_.get()); }
+
+    uint64_t device_bytes() const;  // everything this object allocated
+    int64_t arena_bytes() const { return arena_.bytes; }
+    int64_t arena_requested_bytes() const { return arena_.requested_bytes; }
+    std::string manifest_json() const;  // the "layers", "fusions" and arena members
+
+private:
+    struct DeviceLayer {
+        // conv2d
+        std::unique_ptr<ConvolutionDescriptors> conv;
+        ConvolutionChoice algorithms;
+        int forward_workspace = -1, backward_data_workspace = -1, backward_filter_workspace = -1;
+        // batchnorm
+        TensorDescriptor x, parameters;
+        cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+        int bn_forward_workspace = -1, bn_backward_workspace = -1, reserve = -1;
+        int discarded_gradient = -1;  // dx of a batchnorm whose input needs none
+    };
+
+    std::set<int> choose_fusions(const hb_graph& graph);
+    std::string probe_fusion(const Shape& shape);
+    void set_up_layers();
+    void set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device);
+
+    float* arena(int request) const;
+    size_t request_bytes(int request) const;
+    const float* value(int v) const;
+    float* gradient(int v) const;
+    float* tensor(int t) const;
+    float* tensor_gradient(int t) const;
+    void forward_layer(const LayerPlan& layer, DeviceLayer& device);
+    void backward_layer(const LayerPlan& layer, DeviceLayer& device);
+
+    Settings settings_;
+    cudnnHandle_t handle_;
+    cudaStream_t stream_;
+    std::unique_ptr<Plan> plan_;
+    std::vector<DeviceLayer> layers_;
+    std::vector<std::string> fusion_notes_;
+    ActivationDescriptor relu_;
+    ArenaPlan arena_;
+    DeviceBuffer arena_memory_, parameters_, gradients_, square_averages_, momentum_, statistics_,
+        losses_;
+    size_t workspace_limit_ = 0;
+    int measured_shapes_ = 0;
+    const float* input_ = nullptr;
+    const float* target_ = nullptr;
+};
+
+}  // namespace cudnn_backend

@@ -1,0 +1,289 @@
+// The cuDNN backend through its C ABI, loaded with dlopen as the harness loads it: its description
+// and, without a GPU, a clean HB_UNAVAILABLE; with one, its training step against the reference
+// backend on a small stacked hourglass (losses, every gradient after the first step, parameters
+// and running statistics after the second) in each layout, fusion, graph and placement mode.
+#include "data/initial_state.hpp"
+#include "model/hourglass.hpp"
+#include "session.hpp"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using harness::model::AbiGraph;
+using harness::model::Graph;
+using harness::model::HourglassSpec;
+
+const hb_plugin_api& plugin_api() {
+    static const hb_plugin_api* api = [] {
+        const std::string path = std::string(HB_PLUGIN_DIR) + "/hb_cudnn.so";
+        void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!library) throw std::runtime_error("cannot load " + path + ": " + dlerror());
+        auto entry = reinterpret_cast<hb_plugin_entry_fn>(dlsym(library, HB_ENTRY_SYMBOL));
+        if (!entry) throw std::runtime_error(path + " has no " HB_ENTRY_SYMBOL);
+        return entry();
+    }();
+    return *api;
+}
+
+const hb_plugin_info& plugin_info() {
+    const hb_plugin_info* info = nullptr;
+    if (plugin_api().describe(&info) != HB_OK) throw std::runtime_error(plugin_api().last_error());
+    return *info;
+}
+
+std::string cuda_unavailable_reason() {
+    const hb_plugin_info& info = plugin_info();
+    for (int32_t i = 0; i < info.num_devices; ++i)
+        if (std::string(info.devices[i].name) == "cuda:0")
+            return info.devices[i].available ? "" : info.devices[i].unavailable_reason;
+    return "the plugin lists no cuda:0 device";
+}
+
+#define SKIP_WITHOUT_CUDA()                                   \
+    do {                                                      \
+        const std::string reason = cuda_unavailable_reason(); \
+        if (!reason.empty()) {                                \
+            GTEST_SKIP() << "no CUDA device: " << reason;     \
+        }                                                     \
+    } while (0)
+
+HourglassSpec small_spec() {
+    HourglassSpec spec;
+    spec.stacks = 2;
+    spec.features = 32;
+    spec.depth = 2;
+    spec.joints = 4;
+    spec.input_size = 64;
+    spec.batch = 2;
+    return spec;
+}
+
+hb_optimizer rmsprop(hb_rmsprop_variant variant) {
+    hb_optimizer o{};
+    o.variant = variant;
+    o.learning_rate = 2.5e-4f;
+    if (variant == HB_RMSPROP_TORCH) {
+        o.alpha = 0.99f;
+        o.eps = 1e-8f;
+    } else {
+        o.alpha = 0.9f;
+        o.eps = 1e-10f;
+        o.initial_square_average = 1;
+    }
+    return o;
+}
+
+struct Problem {
+    Graph graph = harness::model::build_hourglass(small_spec());
+    AbiGraph abi{graph};
+    std::vector<harness::data::HostTensor> state = harness::data::initial_state(graph, 11);
+    harness::data::Batches batches = harness::data::make_batches(graph, 11, 2);
+};
+
+const Problem& problem() {
+    static const Problem p;
+    return p;
+}
+
+struct StepMode {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> options;
+    hb_placement placement = HB_PLACEMENT_DEVICE;
+    hb_rmsprop_variant variant = HB_RMSPROP_TORCH;
+    double tolerance = 1e-3;  // relative to each tensor's largest magnitude
+};
+
+struct TrainingRun {
+    std::vector<double> losses;
+    std::vector<std::vector<float>> gradients, state;
+};
+
+template <class T>
+std::vector<const T*> pointers(const std::vector<std::vector<T>>& buffers) {
+    std::vector<const T*> out;
+    for (const auto& b : buffers) out.push_back(b.data());
+    return out;
+}
+
+std::vector<float*> outputs(std::vector<std::vector<float>>& buffers, bool trainable_only) {
+    const Graph& graph = problem().graph;
+    buffers.assign(graph.tensors.size(), {});
+    std::vector<float*> out;
+    for (size_t i = 0; i < graph.tensors.size(); ++i) {
+        const bool wanted = !trainable_only || graph.tensors[i].trainable();
+        if (wanted) buffers[i].resize(static_cast<size_t>(graph.tensors[i].elements()));
+        out.push_back(wanted ? buffers[i].data() : nullptr);
+    }
+    return out;
+}
+
+hb_session_desc describe_session(const StepMode& s, const hb_optimizer& o,
+                                 std::vector<hb_option>& options, const char* device) {
+    options.clear();
+    for (const auto& kv : s.options) options.push_back({kv.first.c_str(), kv.second.c_str()});
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = problem().abi.get();
+    desc.optimizer = &o;
+    desc.device = device;
+    desc.placement = s.placement;
+    desc.num_options = static_cast<int32_t>(options.size());
+    desc.options = options.data();
+    return desc;
+}
+
+TrainingRun reference_run(const StepMode& s) {
+    const hb_optimizer o = rmsprop(s.variant);
+    std::vector<hb_option> options;
+    StepMode plain = s;
+    plain.options = {{"threads", "4"}};
+    reference::ReferenceSession session(describe_session(plain, o, options, "cpu"));
+    const Problem& p = problem();
+    session.load_state(pointers(p.state).data());
+    session.set_batches(2, pointers(p.batches.inputs).data(), pointers(p.batches.targets).data());
+    TrainingRun run;
+    for (int step = 0; step < 2; ++step) {
+        run.losses.push_back(session.step(step).loss);
+        if (step == 0) session.read_gradients(outputs(run.gradients, true).data());
+    }
+    session.read_state(outputs(run.state, false).data());
+    return run;
+}
+
+TrainingRun cudnn_run(const StepMode& s) {
+    const hb_plugin_api& api = plugin_api();
+    const hb_optimizer o = rmsprop(s.variant);
+    std::vector<hb_option> options;
+    const hb_session_desc desc = describe_session(s, o, options, "cuda:0");
+    hb_session* session = nullptr;
+    if (api.create_session(&desc, &session) != HB_OK)
+        throw std::runtime_error(std::string("create_session: ") + api.last_error());
+    auto check = [&](hb_status status, const char* what) {
+        if (status != HB_OK) {
+            const std::string message = std::string(what) + ": " + api.session_error(session);
+            api.destroy_session(session);
+            throw std::runtime_error(message);
+        }
+    };
+    const Problem& p = problem();
+    check(api.load_state(session, pointers(p.state).data()), "load_state");
+    check(api.set_batches(session, 2, pointers(p.batches.inputs).data(),
+                          pointers(p.batches.targets).data()),
+          "set_batches");
+    TrainingRun run;
+    for (int step = 0; step < 2; ++step) {
+        hb_step_result r{};
+        check(api.step(session, step, &r), "step");
+        EXPECT_GE(r.forward_ms, 0);
+        EXPECT_GE(r.backward_ms, 0);
+        EXPECT_GE(r.optimizer_ms, 0);
+        run.losses.push_back(r.loss);
+        if (step == 0)
+            check(api.read_gradients(session, outputs(run.gradients, true).data()),
+                  "read_gradients");
+    }
+    check(api.read_state(session, outputs(run.state, false).data()), "read_state");
+    uint64_t peak = 0;
+    check(api.peak_memory(session, &peak), "peak_memory");
+    EXPECT_GT(peak, 0u);
+    const char* manifest = nullptr;
+    check(api.manifest(session, &manifest), "manifest");
+    EXPECT_NE(std::string(manifest).find("\"convolutions\""), std::string::npos);
+    api.destroy_session(session);
+    return run;
+}
+
+void expect_close(const std::vector<std::vector<float>>& actual,
+                  const std::vector<std::vector<float>>& expected, double tolerance,
+                  double absolute, const char* what) {
+    const Graph& graph = problem().graph;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (expected[i].empty()) continue;
+        double scale = 0, error = 0;
+        for (size_t k = 0; k < expected[i].size(); ++k) {
+            scale = std::max(scale, std::fabs(double(expected[i][k])));
+            error = std::max(error, std::fabs(double(actual[i][k]) - double(expected[i][k])));
+        }
+        EXPECT_LE(error, tolerance * std::max(scale, 1e-6) + absolute)
+            << what << " of " << graph.tensors[i].name << " (largest magnitude " << scale << ")";
+    }
+}
+
+class CudnnStep : public ::testing::TestWithParam<StepMode> {};
+
+TEST_P(CudnnStep, MatchesReference) {
+    SKIP_WITHOUT_CUDA();
+    const StepMode& s = GetParam();
+    const TrainingRun expected = reference_run(s);
+    const TrainingRun actual = cudnn_run(s);
+    for (size_t k = 0; k < expected.losses.size(); ++k)
+        EXPECT_NEAR(actual.losses[k], expected.losses[k],
+                    s.tolerance * 0.1 * std::fabs(expected.losses[k]))
+            << "loss of step " << k;
+    expect_close(actual.gradients, expected.gradients, s.tolerance, 0, "gradient");
+    // A gradient within rounding of zero may take either sign, which moves a parameter by up to
+    // 2 lr / sqrt(1 - alpha) in the first RMSProp step.
+    const hb_optimizer o = rmsprop(s.variant);
+    const double flip = 2 * o.learning_rate / std::sqrt(1 - o.alpha) * 1.01;
+    expect_close(actual.state, expected.state, s.tolerance, flip, "state");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CudnnStep,
+    ::testing::Values(StepMode{"fp32_nchw", {}}, StepMode{"fp32_nhwc", {{"layout", "nhwc"}}},
+                      StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fused_bn_relu", "true"}}},
+                      StepMode{"graphs", {{"cuda_graphs", "true"}}},
+                      StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
+                      StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
+                      StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
+                      StepMode{
+                          "tf32", {{"math", "tf32"}}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TORCH, 2e-2}),
+    [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
+
+TEST(CudnnPlugin, Describes) {
+    const hb_plugin_info& info = plugin_info();
+    EXPECT_EQ(std::string(info.name), "cudnn");
+    EXPECT_EQ(std::string(info.version), "1.0.0");
+    bool cudnn = false;
+    for (int32_t i = 0; i < info.num_libraries; ++i)
+        cudnn = cudnn || std::string(info.libraries[i].name) == "cuDNN";
+    EXPECT_TRUE(cudnn);
+    ASSERT_GE(info.num_devices, 1);
+    EXPECT_EQ(std::string(info.devices[0].name), "cuda:0");
+    EXPECT_TRUE(info.capabilities & HB_CAP_GRADIENTS);
+}
+
+TEST(CudnnPlugin, WithoutDeviceSessionIsUnavailable) {
+    const std::string reason = cuda_unavailable_reason();
+    if (reason.empty()) GTEST_SKIP() << "a CUDA device is present";
+    const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
+    std::vector<hb_option> options;
+    const hb_session_desc desc = describe_session(StepMode{}, o, options, "cuda:0");
+    hb_session* session = nullptr;
+    EXPECT_EQ(plugin_api().create_session(&desc, &session), HB_UNAVAILABLE);
+    EXPECT_EQ(session, nullptr);
+    const std::string message = plugin_api().last_error();
+    EXPECT_NE(message.find(reason), std::string::npos) << message;
+}
+
+TEST(CudnnPlugin, RejectsBf16AndUnknownOptions) {
+    const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
+    std::vector<hb_option> options;
+    for (const auto& kv :
+         std::vector<std::pair<std::string, std::string>>{{"math", "bf16"}, {"tile", "4"}}) {
+        StepMode s;
+        s.options = {kv};
+        const hb_session_desc desc = describe_session(s, o, options, "cuda:0");
+        hb_session* session = nullptr;
+        EXPECT_EQ(plugin_api().create_session(&desc, &session), HB_UNSUPPORTED) << kv.first;
+    }
+}
+
+}  // namespace
