@@ -139,4 +139,19 @@ TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
     EXPECT_NE(by_backend["missing"]["message"].find("hb_fake_not_built.so"), std::string::npos);
 }
 
+TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {
+    TempDir dir;
+    const std::string csv = dir / "interrupt.csv";
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/interrupt.yaml --output " + csv,
+                         kFakeEnv + " timeout --preserve-status -s INT 3");
+    EXPECT_EQ(r.exit_code, 130) << r.output;
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 2u) << r.output;
+    EXPECT_EQ(rows[0]["status"], "ok");
+    EXPECT_EQ(rows[1]["status"], "failed");
+    EXPECT_EQ(rows[1]["message"], "interrupted");
+    for (const auto& f : std::filesystem::directory_iterator(dir.path()))
+        EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
+}
+
 }  // namespace

@@ -1,7 +1,7 @@
 // Where plugins are found: the folders of HARNESS_PLUGIN_PATH (colon-separated) first, then
-// `plugins/` beside the harness executable, then, for an executable
-// installed in a `bin/` folder, `../lib/harness/plugins`.
-// A plugin named NAME lives in the file `hb_NAME.so`; the first folder that has it wins.
+// `plugins/` beside the harness executable, then, for an executable installed in a `bin/`
+// folder, `../lib/harness/plugins`. A plugin named NAME lives in the file `hb_NAME.so`; the
+// first folder that has it wins.
 #pragma once
 
 #include <filesystem>
