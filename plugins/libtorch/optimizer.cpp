@@ -1,0 +1,61 @@
+#include "optimizer.hpp"
+
+#include "hb/plugin.hpp"
+
+#include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
+
+namespace libtorch_backend {
+
+RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameters)
+    : settings_(settings), parameters_(std::move(parameters)) {
+    at::NoGradGuard no_grad;
+    for (const at::Tensor& p : parameters_) {
+        square_averages_.push_back(at::full_like(p, settings_.initial_square_average));
+        if (settings_.momentum != 0) momentum_buffers_.push_back(at::zeros_like(p));
+    }
+}
+
+void RmsProp::step() {
+    at::NoGradGuard no_grad;
+    const double lr = settings_.learning_rate;
+    const double alpha = settings_.alpha;
+    const double eps = settings_.eps;
+    const double momentum = settings_.momentum;
+    const bool torch = settings_.variant == HB_RMSPROP_TORCH;
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+        at::Tensor& p = parameters_[i];
+        at::Tensor g = p.grad();
+        if (!g.defined()) throw hb::Error("optimizer: a parameter has no gradient");
+        if (settings_.weight_decay != 0) g = g.add(p, settings_.weight_decay);
+        at::Tensor& v = square_averages_[i];
+        v.mul_(alpha).addcmul_(g, g, 1 - alpha);
+        // torch: sqrt(v) + eps; tensorflow: sqrt(v + eps).
+        const at::Tensor denominator = torch ? v.sqrt().add_(eps) : v.add(eps).sqrt_();
+        if (momentum == 0) {
+            p.addcdiv_(g, denominator, -lr);
+        } else if (torch) {
+            at::Tensor& buffer = momentum_buffers_[i];
+            buffer.mul_(momentum).addcdiv_(g, denominator);
+            p.add_(buffer, -lr);
+        } else {
+            at::Tensor& buffer = momentum_buffers_[i];
+            buffer.mul_(momentum).addcdiv_(g, denominator, lr);
+            p.sub_(buffer);
+        }
+    }
+}
+
+void RmsProp::load_square_averages(const float* const* buffers) {
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < square_averages_.size(); ++i) {
+        if (!buffers[i])
+            throw hb::Error("load_optimizer_state: no buffer for trainable tensor " +
+                            std::to_string(i));
+        at::Tensor& v = square_averages_[i];
+        v.copy_(at::from_blob(const_cast<float*>(buffers[i]), v.sizes(),
+                              at::TensorOptions().dtype(at::kFloat)));
+    }
+}
+
+}  // namespace libtorch_backend

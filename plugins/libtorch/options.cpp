@@ -1,0 +1,97 @@
+#include "options.hpp"
+
+#include "devices.hpp"
+#include "hb/plugin.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+namespace libtorch_backend {
+namespace {
+
+c10::Device parse_device(const std::string& name) {
+    if (name == "cpu") return c10::Device(c10::kCPU);
+    long index = 0;
+    if (name != "cuda") {
+        const std::string prefix = "cuda:";
+        char* end = nullptr;
+        if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size())
+            index = std::strtol(name.c_str() + prefix.size(), &end, 10);
+        if (!end || *end != '\0' || index < 0 || index > 127)
+            throw hb::Error("device '" + name + "': expected \"cpu\", \"cuda\" or \"cuda:N\"",
+                            HB_UNAVAILABLE);
+    }
+    const std::string reason = cuda_unavailable_reason();
+    if (!reason.empty())
+        throw hb::Error("device '" + name + "' is not available: " + reason, HB_UNAVAILABLE);
+    if (index >= cuda_device_count())
+        throw hb::Error("device '" + name + "' is not available: " +
+                            std::to_string(cuda_device_count()) + " CUDA device(s) visible",
+                        HB_UNAVAILABLE);
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+void check_optimizer(const hb_optimizer& o) {
+    if (o.variant != HB_RMSPROP_TORCH && o.variant != HB_RMSPROP_TENSORFLOW)
+        throw hb::Error(
+            "optimizer: unknown RMSProp variant " + std::to_string(static_cast<int>(o.variant)),
+            HB_UNSUPPORTED);
+    if (!(o.learning_rate >= 0) || !(o.alpha >= 0 && o.alpha <= 1) || !(o.eps >= 0) ||
+        !(o.momentum >= 0) || !(o.weight_decay >= 0) || !(o.initial_square_average >= 0))
+        throw hb::Error(
+            "optimizer: learning rate, eps, momentum, weight decay and initial square average "
+            "must be non-negative and alpha in [0, 1]");
+}
+
+}  // namespace
+
+Settings parse_settings(const hb_session_desc& desc) {
+    if (desc.struct_size < sizeof(hb_session_desc))
+        throw hb::Error("session description is too small (" + std::to_string(desc.struct_size) +
+                        " bytes, expected " + std::to_string(sizeof(hb_session_desc)) + ")");
+    if (!desc.graph || !desc.optimizer)
+        throw hb::Error("session description has no graph or optimizer");
+    if (desc.placement != HB_PLACEMENT_DEVICE && desc.placement != HB_PLACEMENT_HOST)
+        throw hb::Error(
+            "unknown data placement " + std::to_string(static_cast<int>(desc.placement)),
+            HB_UNSUPPORTED);
+    check_optimizer(*desc.optimizer);
+
+    Settings s;
+    s.device = parse_device(desc.device ? desc.device : "");
+    s.placement = desc.placement;
+    s.optimizer = *desc.optimizer;
+
+    hb::Options options(desc.num_options, desc.options);
+    const long hardware = std::max(1u, std::thread::hardware_concurrency());
+    s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
+    s.channels_last = options.get_bool("channels_last", false);
+    const bool cuda = s.device.is_cuda();
+    s.cudnn_benchmark = options.get_bool("cudnn_benchmark", cuda) && cuda;
+    s.tf32 = options.get_bool("tf32", false);
+    s.cuda_graphs = options.get_bool("cuda_graphs", false);
+    const std::string precision = options.get_string("precision", "fp32");
+    options.check_all_used();
+    if (precision == "fp64")
+        s.dtype = c10::ScalarType::Double;
+    else if (precision != "fp32")
+        throw hb::Error("option 'precision': expected fp32 or fp64, got '" + precision + "'",
+                        HB_UNSUPPORTED);
+    if (!cuda) {
+        for (const auto& [name, on] :
+             {std::pair<const char*, bool>{"tf32", s.tf32}, {"cuda_graphs", s.cuda_graphs}})
+            if (on)
+                throw hb::Error(std::string("option '") + name +
+                                    "' applies to CUDA devices only, not to \"cpu\"",
+                                HB_UNSUPPORTED);
+    }
+    return s;
+}
+
+std::string math_mode(const Settings& settings) {
+    if (settings.dtype == c10::ScalarType::Double) return "fp64";
+    return settings.tf32 ? "tf32" : "fp32";
+}
+
+}  // namespace libtorch_backend

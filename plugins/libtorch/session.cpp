@@ -1,0 +1,282 @@
+#include "session.hpp"
+
+#include "devices.hpp"
+
+#include <ATen/Context.h>
+#include <ATen/Functions.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/util/Exception.h>
+
+#include <chrono>
+
+namespace libtorch_backend {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// LibTorch's thread pools and cuDNN switches are process-wide; each backend run has its own
+// worker process, so setting them per session is safe.
+Settings configure_process(Settings s) {
+    at::set_num_threads(s.threads);
+    // The inter-op pool can be sized only once, before its first use; a second session in the
+    // same process keeps the first one's size (the manifest reports what is in force).
+    static const bool interop_sized = [&] {
+        try {
+            at::set_num_interop_threads(s.threads);
+            return true;
+        } catch (const c10::Error&) {
+            return false;
+        }
+    }();
+    (void)interop_sized;
+    if (s.device.is_cuda()) {
+        at::globalContext().setBenchmarkCuDNN(s.cudnn_benchmark);
+        // cuDNN convolutions use TF32 by default in LibTorch; fp32 must switch it off.
+        at::globalContext().setAllowTF32CuDNN(s.tf32);
+        at::globalContext().setAllowTF32CuBLAS(s.tf32);
+    }
+    return s;
+}
+
+c10::MemoryFormat memory_format(const Settings& s) {
+    return s.channels_last ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::Contiguous;
+}
+
+at::Tensor host_view(const float* data, at::IntArrayRef shape) {
+    return at::from_blob(const_cast<float*>(data), shape, at::TensorOptions().dtype(at::kFloat));
+}
+
+std::string quote(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    }
+    return out + "\"";
+}
+
+const char* boolean(bool b) {
+    return b ? "true" : "false";
+}
+
+}  // namespace
+
+TorchSession::TorchSession(const hb_session_desc& desc)
+    : settings_(configure_process(parse_settings(desc))),
+      format_(memory_format(settings_)),
+      network_(*desc.graph, device_options(), format_),
+      optimizer_(settings_.optimizer, network_.trainable_tensors()) {
+    if (settings_.cuda_graphs) {
+        graph_ = std::make_unique<StepGraph>(settings_.device);
+        static_input_ = at::empty(network_.input_shape(), device_options(), format_);
+        static_target_ = at::empty(network_.target_shape(), device_options(), format_);
+    }
+}
+
+at::TensorOptions TorchSession::device_options() const {
+    return at::TensorOptions().dtype(settings_.dtype).device(settings_.device);
+}
+
+void TorchSession::load_state(const float* const* tensors) {
+    at::NoGradGuard no_grad;
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        const TensorSpec& spec = network_.spec(i);
+        if (!tensors[i]) throw hb::Error("load_state: no buffer for tensor '" + spec.name + "'");
+        // copy_ keeps the tensor's storage (a captured step graph reads it) and converts to its
+        // memory format.
+        at::Tensor t = network_.tensor(i);
+        t.copy_(host_view(tensors[i], spec.shape));
+    }
+    state_loaded_ = true;
+}
+
+void TorchSession::load_optimizer_state(const float* const* square_averages) {
+    optimizer_.load_square_averages(square_averages);
+}
+
+void TorchSession::set_batches(int32_t count, const float* const* inputs,
+                               const float* const* targets) {
+    if (count < 1)
+        throw hb::Error("set_batches: expected at least one batch, got " + std::to_string(count));
+    inputs_.clear();
+    targets_.clear();
+    for (int32_t b = 0; b < count; ++b) {
+        if (!inputs[b] || !targets[b])
+            throw hb::Error("set_batches: batch " + std::to_string(b) + " has no input or target");
+        const at::Tensor input = host_view(inputs[b], network_.input_shape());
+        const at::Tensor target = host_view(targets[b], network_.target_shape());
+        if (settings_.placement == HB_PLACEMENT_HOST) {
+            // Kept as a user's loader would hand them over: pageable host memory, NCHW.
+            inputs_.push_back(input.clone());
+            targets_.push_back(target.clone());
+        } else {
+            inputs_.push_back(input.to(settings_.device, settings_.dtype, false, true, format_));
+            targets_.push_back(target.to(settings_.device, settings_.dtype, false, true, format_));
+        }
+    }
+}
+
+std::pair<at::Tensor, at::Tensor> TorchSession::stage(size_t b) const {
+    if (settings_.placement == HB_PLACEMENT_DEVICE) return {inputs_[b], targets_[b]};
+    return {inputs_[b].to(settings_.device, settings_.dtype, false, true, format_),
+            targets_[b].to(settings_.device, settings_.dtype, false, true, format_)};
+}
+
+void TorchSession::clear_gradients() {
+    // As optimizer.zero_grad(set_to_none=True): the backward pass writes fresh gradients instead
+    // of adding to zeroed ones.
+    for (int i = 0; i < network_.num_tensors(); ++i)
+        if (network_.spec(i).trainable) network_.tensor(i).mutable_grad().reset();
+}
+
+at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target,
+                               hb::StepResult* times) {
+    const auto start = Clock::now();
+    clear_gradients();
+    at::Tensor loss = network_.forward(input, target);
+    const auto forward_end = Clock::now();
+    loss.backward();
+    const auto backward_end = Clock::now();
+    optimizer_.step();
+    if (times) {
+        const auto end = Clock::now();
+        times->forward_ms = milliseconds(start, forward_end);
+        times->backward_ms = milliseconds(forward_end, backward_end);
+        times->optimizer_ms = milliseconds(backward_end, end);
+    }
+    return loss.detach();
+}
+
+double TorchSession::graph_step(size_t b) {
+    graph_->on_stream([&] {
+        static_input_.copy_(inputs_[b]);
+        static_target_.copy_(targets_[b]);
+        if (steps_ == 0) {
+            // Eager warm-up where the capture will run: cuDNN's algorithm search, lazy
+            // initialisation and the first allocations cannot be captured.
+            static_loss_ = train(static_input_, static_target_, nullptr);
+        } else if (!graph_->captured()) {
+            graph_->capture([&] { static_loss_ = train(static_input_, static_target_, nullptr); });
+            graph_->replay();
+        } else {
+            graph_->replay();
+        }
+    });
+    synchronize(settings_.device);
+    return static_loss_.item<double>();
+}
+
+hb::StepResult TorchSession::step(int32_t batch) {
+    if (!state_loaded_) throw hb::Error("step: no state; call load_state first");
+    if (inputs_.empty()) throw hb::Error("step: no batches; call set_batches first");
+    const auto count = static_cast<int32_t>(inputs_.size());
+    const auto b = static_cast<size_t>(((batch % count) + count) % count);
+
+    hb::StepResult result;
+    if (graph_) {
+        result.loss = graph_step(b);
+    } else {
+        const bool cpu = settings_.device.is_cpu();
+        const auto start = Clock::now();
+        const auto [input, target] = stage(b);
+        const auto staged = Clock::now();
+        const at::Tensor loss = train(input, target, cpu ? &result : nullptr);
+        synchronize(settings_.device);
+        result.loss = loss.item<double>();
+        if (cpu) result.forward_ms += milliseconds(start, staged);
+    }
+    ++steps_;
+    return result;
+}
+
+void TorchSession::read_state(float* const* tensors) {
+    at::NoGradGuard no_grad;
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        const TensorSpec& spec = network_.spec(i);
+        if (!tensors[i]) throw hb::Error("read_state: no buffer for tensor '" + spec.name + "'");
+        at::from_blob(tensors[i], spec.shape, at::TensorOptions().dtype(at::kFloat))
+            .copy_(network_.tensor(i));
+    }
+}
+
+void TorchSession::read_gradients(float* const* gradients) {
+    at::NoGradGuard no_grad;
+    for (int i = 0; i < network_.num_tensors(); ++i) {
+        const TensorSpec& spec = network_.spec(i);
+        if (!spec.trainable || !gradients[i]) continue;
+        const at::Tensor& g = network_.tensor(i).grad();
+        if (!g.defined())
+            throw hb::Error("read_gradients: '" + spec.name +
+                            "' has no gradient; run a step first");
+        at::from_blob(gradients[i], spec.shape, at::TensorOptions().dtype(at::kFloat)).copy_(g);
+    }
+}
+
+uint64_t TorchSession::peak_memory_bytes() {
+    return libtorch_backend::peak_memory_bytes(settings_.device);
+}
+
+std::string TorchSession::manifest_json() {
+    const bool cuda = settings_.device.is_cuda();
+    const hb_optimizer& o = optimizer_.settings();
+    std::string convolution;
+    if (cuda)
+        convolution = std::string("cuDNN through ATen, algorithms by ") +
+                      (settings_.cudnn_benchmark ? "benchmark (cudnn_benchmark)" : "heuristics");
+    else if (at::globalContext().hasMKLDNN() && at::globalContext().userEnabledMkldnn())
+        convolution = "ATen's CPU convolution: oneDNN (MKL-DNN) where ATen picks it";
+    else
+        convolution = "ATen's native CPU convolution (no oneDNN in this build)";
+
+    std::string json = "{";
+    json += "\"math\": " + quote(math_mode(settings_)) + ", ";
+    json += "\"threads\": " + std::to_string(at::get_num_threads()) + ", ";
+    json += "\"interop_threads\": " + std::to_string(at::get_num_interop_threads()) + ", ";
+    json += "\"device\": " + quote(settings_.device.str()) + ", ";
+    json += "\"device_description\": " +
+            quote(cuda ? cuda_device_description(settings_.device.index()) : cpu_description()) +
+            ", ";
+    json += "\"libtorch\": " + quote(libtorch_version()) + ", ";
+    if (built_with_cuda()) {
+        json += "\"cuda\": " + quote(cuda_version()) + ", ";
+        json += "\"cudnn\": " + quote(cudnn_version()) + ", ";
+    }
+    json +=
+        "\"layout\": " + quote(settings_.channels_last ? "nhwc (channels_last)" : "nchw") + ", ";
+    json +=
+        "\"placement\": " + quote(settings_.placement == HB_PLACEMENT_HOST ? "host" : "device") +
+        ", ";
+    json += "\"convolution\": " + quote(convolution) + ", ";
+    if (cuda) {
+        json += std::string("\"cudnn_benchmark\": ") + boolean(settings_.cudnn_benchmark) + ", ";
+        json += std::string("\"tf32\": ") + boolean(settings_.tf32) + ", ";
+        json += std::string("\"cuda_graphs\": ") + boolean(settings_.cuda_graphs) + ", ";
+        if (settings_.cuda_graphs)
+            json +=
+                "\"cuda_graph\": \"whole step captured at step 2 and replayed; each step copies "
+                "its batch into the graph's input first\", ";
+    }
+    json += "\"backward\": \"LibTorch autograd\", ";
+    json +=
+        "\"optimizer\": " +
+        quote(std::string("RMSProp (") + (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
+              " variant) as in-place tensor operations") +
+        ", ";
+    json +=
+        "\"fusions\": [" +
+        (network_.inplace_relus() > 0 ? quote("ReLU in place on its input (" +
+                                              std::to_string(network_.inplace_relus()) + " layers)")
+                                      : std::string()) +
+        "], ";
+    json += std::string("\"phase_times\": ") +
+            quote(cuda ? "not measured on CUDA (asynchronous)" : "measured") + ", ";
+    json += "\"layers\": " + std::to_string(network_.layers());
+    return json + "}";
+}
+
+}  // namespace libtorch_backend

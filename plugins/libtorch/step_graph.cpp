@@ -1,0 +1,98 @@
+#include "step_graph.hpp"
+
+#include "hb/plugin.hpp"
+
+#if HB_LIBTORCH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace libtorch_backend {
+
+#if HB_LIBTORCH_CUDA
+
+struct StepGraph::Impl {
+    explicit Impl(const c10::Device& device)
+        : stream(c10::cuda::getStreamFromPool(false, device.index())) {}
+    c10::cuda::CUDAStream stream;
+    at::cuda::CUDAGraph graph;
+    bool captured = false;
+};
+
+bool StepGraph::supported() {
+    return true;
+}
+
+StepGraph::StepGraph(const c10::Device& device) : impl_(std::make_unique<Impl>(device)) {}
+
+void StepGraph::on_stream(const std::function<void()>& work) {
+    const c10::cuda::CUDAStream caller =
+        c10::cuda::getCurrentCUDAStream(impl_->stream.device_index());
+    // Whatever the caller queued (state or batch uploads) must be visible to the step, and the
+    // step's results to whatever the caller queues next.
+    at::cuda::CUDAEvent before;
+    before.record(caller);
+    before.block(impl_->stream);
+    {
+        c10::cuda::CUDAStreamGuard guard(impl_->stream);
+        work();
+    }
+    at::cuda::CUDAEvent after;
+    after.record(impl_->stream);
+    after.block(caller);
+}
+
+void StepGraph::capture(const std::function<void()>& step) {
+    impl_->graph.capture_begin();
+    try {
+        step();
+    } catch (...) {
+        try {
+            impl_->graph.capture_end();
+        } catch (...) {
+        }
+        throw;
+    }
+    impl_->graph.capture_end();
+    impl_->captured = true;
+}
+
+void StepGraph::replay() {
+    impl_->graph.replay();
+}
+
+bool StepGraph::captured() const {
+    return impl_->captured;
+}
+
+#else
+
+struct StepGraph::Impl {};
+
+bool StepGraph::supported() {
+    return false;
+}
+
+StepGraph::StepGraph(const c10::Device&) {
+    throw hb::Error("option 'cuda_graphs' needs a LibTorch built with CUDA", HB_UNSUPPORTED);
+}
+
+void StepGraph::on_stream(const std::function<void()>& work) {
+    work();
+}
+
+void StepGraph::capture(const std::function<void()>&) {}
+
+void StepGraph::replay() {}
+
+bool StepGraph::captured() const {
+    return false;
+}
+
+#endif
+
+StepGraph::~StepGraph() = default;
+
+}  // namespace libtorch_backend
