@@ -33,9 +33,10 @@ bool compared(const check::BackendCheck& c) {
 
 nlohmann::json difference_json(const check::Difference* d) {
     if (!d) return nullptr;
-    return {{"quantity", d->quantity},   {"max_abs", d->max_abs},
-            {"relative", d->relative},   {"scale", d->scale},
-            {"tolerance", d->tolerance}, {"undetermined", d->undetermined}};
+    return {{"quantity", d->quantity},        {"max_abs", d->max_abs},
+            {"relative", d->relative},        {"scale", d->scale},
+            {"tolerance", d->tolerance},      {"rounding_noise", d->noise},
+            {"undetermined", d->undetermined}};
 }
 
 nlohmann::json to_json(const check::CheckOutcome& outcome, const check::CheckRequest& request) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 namespace {
@@ -208,5 +209,29 @@ TEST(HarnessCheck, BadArgumentsAreUsageErrors) {
             .exit_code,
         2);
 }
+
+}  // namespace
+
+namespace {
+
+// Every CPU backend that is built must compute the same step as the reference.
+class CpuBackendConformance : public ::testing::TestWithParam<std::pair<const char*, const char*>> {
+};
+
+TEST_P(CpuBackendConformance, PassesTheCheckConfig) {
+    const auto [backend, plugin] = GetParam();
+    if (!std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_" + plugin + ".so"))
+        GTEST_SKIP() << "plugin " << plugin << " is not built on this machine";
+    TempDir dir;
+    auto r = run_harness(
+        "check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --backends " + backend,
+        "cd " + dir.path().string() + " &&");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CpuBackendConformance,
+                         ::testing::Values(std::make_pair("onednn", "onednn"),
+                                           std::make_pair("libtorch-cpu", "libtorch")));
 
 }  // namespace

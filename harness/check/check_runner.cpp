@@ -82,6 +82,17 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     if (!outcome.baseline_problem.empty()) return outcome;
     const StepCapture expected = read_capture(graph, outcome.baseline, scratch.path() / "baseline");
 
+    run::WorkerJob perturbed = base;
+    perturbed.perturb = true;
+    std::fprintf(stderr, "baseline %s from weights one ulp away: %d steps\n",
+                 request.baseline.c_str(), request.steps);
+    const results::BackendRun noise_run =
+        capture(config, perturbed, request, scratch.path() / "baseline-perturbed");
+    outcome.baseline_problem =
+        baseline_problem(config, noise_run, run::timeout_of(config, run::entry_for(config, base)));
+    if (!outcome.baseline_problem.empty()) return outcome;
+    const StepCapture noise = read_capture(graph, noise_run, scratch.path() / "baseline-perturbed");
+
     for (int index : request.entries) {
         if (index == base.index || run::interrupted()) continue;
         run::WorkerJob job;
@@ -94,7 +105,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         check.run = capture(config, job, request, dir);
         if (check.run.status == results::Status::ok) {
             check.comparison = compare(read_capture(graph, check.run, dir), expected,
-                                       tolerance_for(check.run.math_mode));
+                                       tolerance_for(check.run.math_mode), &noise);
             if (!check.comparison.pass) check.run.status = results::Status::mismatch;
         }
         outcome.checks.push_back(std::move(check));

@@ -9,6 +9,7 @@ namespace harness::check {
 namespace {
 
 constexpr double kGradientFloorFraction = 1e-3;
+constexpr double kNoiseFactor = 10;
 
 double max_magnitude(const std::vector<float>& v) {
     double m = 0;
@@ -108,7 +109,10 @@ const Difference* Comparison::worst_relative() const {
     return worst;
 }
 
-Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
+namespace {
+
+// Every difference of candidate against baseline with the fixed tolerances; `pass` is not set.
+Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
                    const Tolerance& tolerance) {
     Comparison out;
     out.tolerance = tolerance;
@@ -137,6 +141,25 @@ Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
                          determined_updates(baseline.gradients, floor, tolerance.gradient), 0,
                          tolerance.state, out))
         return out;
+    return out;
+}
+
+}  // namespace
+
+Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
+                   const Tolerance& tolerance, const StepCapture* rounding_noise) {
+    Comparison out = measure(candidate, baseline, tolerance);
+    if (!out.problem.empty()) return out;
+    if (rounding_noise) {
+        const Comparison noise = measure(*rounding_noise, baseline, tolerance);
+        if (noise.problem.empty() && noise.differences.size() == out.differences.size())
+            for (size_t i = 0; i < out.differences.size(); ++i) {
+                Difference& d = out.differences[i];
+                d.noise = noise.differences[i].relative;
+                if (std::isfinite(d.noise))
+                    d.tolerance = std::max(d.tolerance, kNoiseFactor * d.noise);
+            }
+    }
     out.pass = std::all_of(out.differences.begin(), out.differences.end(),
                            [](const Difference& d) { return d.within(); });
     return out;

@@ -31,6 +31,7 @@ struct Difference {
     double relative = 0;   // max_abs over the scale below
     double scale = 0;      // what max_abs is measured against
     double tolerance = 0;
+    double noise = 0;          // the baseline's own relative difference under rounding noise
     int64_t undetermined = 0;  // elements left out (see compare)
     bool within() const { return relative <= tolerance; }
 };
@@ -53,7 +54,14 @@ struct Comparison {
 // small the gradient. Where the baseline's step-1 gradient is within the gradient tolerance of
 // zero, the sign — and so the direction the parameter moves — is not determined in float32; those
 // parameter elements are left out of the state comparison and counted as `undetermined`.
+//
+// `rounding_noise`, when given, is the baseline's own capture from weights moved by one ulp
+// (data/perturbation.hpp): how far this model lets float32 rounding carry the baseline from
+// itself. Each quantity's tolerance is then the larger of the math mode's and ten times that
+// noise, since a correct backend rounds differently but not ten times worse. Some quantities are
+// ill-conditioned (a batchnorm over few values, a ReLU or max-pool decision within rounding, the
+// sign step RMSProp takes at step 1); the noise measures it instead of guessing.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance);
+                   const Tolerance& tolerance, const StepCapture* rounding_noise = nullptr);
 
 }  // namespace harness::check
