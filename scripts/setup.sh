@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build git pkg-config
   libyaml-cpp-dev libboost-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libdnnl-dev libtorch-dev
 )
 
 sudo=""
