@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <ostream>
 
 namespace {
 
@@ -215,23 +216,35 @@ TEST(HarnessCheck, BadArgumentsAreUsageErrors) {
 namespace {
 
 // Every CPU backend that is built must compute the same step as the reference.
-class CpuBackendConformance : public ::testing::TestWithParam<std::pair<const char*, const char*>> {
+struct CpuBackend {
+    std::string name, plugin;
+    friend std::ostream& operator<<(std::ostream& out, const CpuBackend& b) {
+        return out << b.name;
+    }
 };
 
+class CpuBackendConformance : public ::testing::TestWithParam<CpuBackend> {};
+
 TEST_P(CpuBackendConformance, PassesTheCheckConfig) {
-    const auto [backend, plugin] = GetParam();
-    if (!std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_" + plugin + ".so"))
-        GTEST_SKIP() << "plugin " << plugin << " is not built on this machine";
+    const CpuBackend& b = GetParam();
+    if (!std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_" + b.plugin + ".so"))
+        GTEST_SKIP() << "plugin " << b.plugin << " is not built on this machine";
     TempDir dir;
     auto r = run_harness(
-        "check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --backends " + backend,
+        "check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --backends " + b.name,
         "cd " + dir.path().string() + " &&");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CpuBackendConformance,
-                         ::testing::Values(std::make_pair("onednn", "onednn"),
-                                           std::make_pair("libtorch-cpu", "libtorch")));
+                         ::testing::Values(CpuBackend{"onednn", "onednn"},
+                                           CpuBackend{"libtorch-cpu", "libtorch"}),
+                         [](const ::testing::TestParamInfo<CpuBackend>& param) {
+                             std::string name = param.param.name;
+                             for (char& c : name)
+                                 if (c == '-') c = '_';
+                             return name;
+                         });
 
 }  // namespace

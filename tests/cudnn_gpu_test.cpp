@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,7 @@ struct StepMode {
     hb_placement placement = HB_PLACEMENT_DEVICE;
     hb_rmsprop_variant variant = HB_RMSPROP_TORCH;
     double tolerance = 1e-3;  // relative to each tensor's largest magnitude
+    friend std::ostream& operator<<(std::ostream& out, const StepMode& m) { return out << m.name; }
 };
 
 struct TrainingRun {
