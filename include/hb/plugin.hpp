@@ -29,6 +29,31 @@ private:
     hb_status status_;
 };
 
+// The name of a layer kind ("conv2d", ...), or "unknown" for a kind this SDK does not know (a
+// graph from a newer harness).
+inline const char* layer_kind_name(hb_layer_kind kind) {
+    switch (kind) {
+        case HB_LAYER_CONV2D:
+            return "conv2d";
+        case HB_LAYER_BATCHNORM:
+            return "batchnorm";
+        case HB_LAYER_RELU:
+            return "relu";
+        case HB_LAYER_MAXPOOL2D:
+            return "maxpool2d";
+        case HB_LAYER_UPSAMPLE:
+            return "upsample";
+        case HB_LAYER_ADD:
+            return "add";
+        case HB_LAYER_MSE_LOSS:
+            return "mse_loss";
+    }
+    return "unknown";
+}
+inline bool known_layer_kind(hb_layer_kind kind) {
+    return std::string(layer_kind_name(kind)) != "unknown";
+}
+
 inline int64_t elements(const int64_t* shape, int rank = 4) {
     int64_t n = 1;
     for (int i = 0; i < rank; ++i) n *= shape[i];

@@ -7,26 +7,6 @@
 namespace cudnn_backend {
 namespace {
 
-const char* kind_name(hb_layer_kind kind) {
-    switch (kind) {
-        case HB_LAYER_CONV2D:
-            return "conv2d";
-        case HB_LAYER_BATCHNORM:
-            return "batchnorm";
-        case HB_LAYER_RELU:
-            return "relu";
-        case HB_LAYER_MAXPOOL2D:
-            return "maxpool2d";
-        case HB_LAYER_UPSAMPLE:
-            return "upsample";
-        case HB_LAYER_ADD:
-            return "add";
-        case HB_LAYER_MSE_LOSS:
-            return "mse_loss";
-    }
-    return nullptr;
-}
-
 Shape shape_of(const int64_t* s) {
     return {s[0], s[1], s[2], s[3]};
 }
@@ -142,7 +122,7 @@ void Plan::read_layers(const hb_graph& graph) {
         LayerPlan layer;
         layer.name = source.name ? source.name : "layer " + std::to_string(i);
         layer.kind = source.kind;
-        if (!kind_name(layer.kind))
+        if (!hb::known_layer_kind(layer.kind))
             throw hb::Error("layer '" + layer.name + "': kind " +
                                 std::to_string(static_cast<int>(layer.kind)) +
                                 " is not supported by the cudnn backend",
@@ -173,7 +153,8 @@ void Plan::read_layers(const hb_graph& graph) {
 void Plan::check_layer(const hb_graph& graph, const hb_layer& source, LayerPlan& layer,
                        const std::vector<bool>& defined) const {
     auto error = [&](const std::string& what) {
-        return hb::Error("layer '" + layer.name + "' (" + kind_name(layer.kind) + "): " + what);
+        return hb::Error("layer '" + layer.name + "' (" + hb::layer_kind_name(layer.kind) +
+                         "): " + what);
     };
     if (source.num_inputs < 1 || !source.inputs) throw error("it has no inputs");
     for (int32_t k = 0; k < source.num_inputs; ++k) {

@@ -10,26 +10,6 @@
 namespace libtorch_backend {
 namespace {
 
-const char* kind_name(hb_layer_kind kind) {
-    switch (kind) {
-        case HB_LAYER_CONV2D:
-            return "conv2d";
-        case HB_LAYER_BATCHNORM:
-            return "batchnorm";
-        case HB_LAYER_RELU:
-            return "relu";
-        case HB_LAYER_MAXPOOL2D:
-            return "maxpool2d";
-        case HB_LAYER_UPSAMPLE:
-            return "upsample";
-        case HB_LAYER_ADD:
-            return "add";
-        case HB_LAYER_MSE_LOSS:
-            return "mse_loss";
-    }
-    return "unknown";
-}
-
 std::string to_string(at::IntArrayRef shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -117,7 +97,8 @@ Network::Layer Network::check_layer(const hb_graph& graph, int index) const {
     layer.name = source.name ? source.name : "layer" + std::to_string(index);
     layer.kind = source.kind;
     auto error = [&](const std::string& what) {
-        return hb::Error("layer '" + layer.name + "' (" + kind_name(layer.kind) + "): " + what);
+        return hb::Error("layer '" + layer.name + "' (" + hb::layer_kind_name(layer.kind) +
+                         "): " + what);
     };
     if (source.num_inputs < 1 || !source.inputs) throw error("it has no inputs");
     for (int32_t k = 0; k < source.num_inputs; ++k) {
@@ -249,7 +230,7 @@ void Network::check_output(const Layer& layer, const at::Tensor& y) const {
     if (layer.kind == HB_LAYER_MSE_LOSS) return;
     const std::vector<int64_t>& expected = value_shapes_[layer.output];
     if (y.sizes() != at::IntArrayRef(expected))
-        throw hb::Error("layer '" + layer.name + "' (" + kind_name(layer.kind) +
+        throw hb::Error("layer '" + layer.name + "' (" + hb::layer_kind_name(layer.kind) +
                         "): LibTorch computed an output of shape " + to_string(y.sizes()) +
                         ", the graph declares " + to_string(expected));
 }
