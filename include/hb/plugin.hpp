@@ -54,6 +54,30 @@ inline bool known_layer_kind(hb_layer_kind kind) {
     return std::string(layer_kind_name(kind)) != "unknown";
 }
 
+// What every plugin's create_session must check before it reads a session description: its size
+// (a harness built against an older SDK), the graph and optimizer present, a known placement and
+// an optimizer this SDK knows how to describe. Throws hb::Error naming what is wrong.
+inline void check_session_desc(const hb_session_desc& desc) {
+    if (desc.struct_size < sizeof(hb_session_desc))
+        throw Error("session description is too small (" + std::to_string(desc.struct_size) +
+                    " bytes, expected " + std::to_string(sizeof(hb_session_desc)) + ")");
+    if (!desc.graph || !desc.optimizer)
+        throw Error("session description has no graph or optimizer");
+    if (desc.placement != HB_PLACEMENT_DEVICE && desc.placement != HB_PLACEMENT_HOST)
+        throw Error("unknown data placement " + std::to_string(static_cast<int>(desc.placement)),
+                    HB_UNSUPPORTED);
+    const hb_optimizer& o = *desc.optimizer;
+    if (o.variant != HB_RMSPROP_TORCH && o.variant != HB_RMSPROP_TENSORFLOW)
+        throw Error(
+            "optimizer: unknown RMSProp variant " + std::to_string(static_cast<int>(o.variant)),
+            HB_UNSUPPORTED);
+    if (!(o.learning_rate >= 0) || !(o.alpha >= 0 && o.alpha <= 1) || !(o.eps >= 0) ||
+        !(o.momentum >= 0) || !(o.weight_decay >= 0) || !(o.initial_square_average >= 0))
+        throw Error(
+            "optimizer: learning rate, eps, momentum, weight decay and initial square average "
+            "must be non-negative and alpha in [0, 1]");
+}
+
 inline int64_t elements(const int64_t* shape, int rank = 4) {
     int64_t n = 1;
     for (int i = 0; i < rank; ++i) n *= shape[i];

@@ -39,33 +39,8 @@ int parse_device(const std::string& device) {
                     HB_UNAVAILABLE);
 }
 
-namespace {
-
-void check_optimizer(const hb_optimizer& o) {
-    if (o.variant != HB_RMSPROP_TORCH && o.variant != HB_RMSPROP_TENSORFLOW)
-        throw hb::Error(
-            "optimizer: unknown RMSProp variant " + std::to_string(static_cast<int>(o.variant)),
-            HB_UNSUPPORTED);
-    if (!(o.learning_rate >= 0) || !(o.alpha >= 0 && o.alpha <= 1) || !(o.eps >= 0) ||
-        !(o.momentum >= 0) || !(o.weight_decay >= 0) || !(o.initial_square_average >= 0))
-        throw hb::Error(
-            "optimizer: learning rate, eps, momentum, weight decay and initial square average "
-            "must be non-negative and alpha in [0, 1]");
-}
-
-}  // namespace
-
 Settings parse_settings(const hb_session_desc& desc) {
-    if (desc.struct_size < sizeof(hb_session_desc))
-        throw hb::Error("session description is too small (" + std::to_string(desc.struct_size) +
-                        " bytes, expected " + std::to_string(sizeof(hb_session_desc)) + ")");
-    if (!desc.graph || !desc.optimizer)
-        throw hb::Error("session description has no graph or optimizer");
-    if (desc.placement != HB_PLACEMENT_DEVICE && desc.placement != HB_PLACEMENT_HOST)
-        throw hb::Error(
-            "unknown data placement " + std::to_string(static_cast<int>(desc.placement)),
-            HB_UNSUPPORTED);
-    check_optimizer(*desc.optimizer);
+    hb::check_session_desc(desc);
 
     Settings s;
     s.device = parse_device(desc.device ? desc.device : "");
