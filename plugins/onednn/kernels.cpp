@@ -1,0 +1,209 @@
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace onednn_backend {
+namespace {
+
+// Elementwise loops are memory-bound: chunks of this many floats keep every thread streaming.
+constexpr int64_t kChunk = 1 << 14;
+
+int64_t chunks(int64_t count) {
+    return (count + kChunk - 1) / kChunk;
+}
+
+}  // namespace
+
+double squared_error(int64_t count, const float* y, const float* target, const uint8_t* mask,
+                     int threads) {
+    double total = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
+    for (int64_t c = 0; c < chunks(count); ++c) {
+        const int64_t begin = c * kChunk, end = std::min(count, begin + kChunk);
+        double sum = 0;
+        if (mask) {
+#pragma omp simd reduction(+ : sum)
+            for (int64_t i = begin; i < end; ++i) {
+                const double d = mask[i] ? double(y[i]) - double(target[i]) : 0.0;
+                sum += d * d;
+            }
+        } else {
+#pragma omp simd reduction(+ : sum)
+            for (int64_t i = begin; i < end; ++i) {
+                const double d = double(y[i]) - double(target[i]);
+                sum += d * d;
+            }
+        }
+        total += sum;
+    }
+    return total;
+}
+
+void squared_error_gradient(int64_t count, const float* y, const float* target, const uint8_t* mask,
+                            float scale, float* dy, bool accumulate, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks(count); ++c) {
+        const int64_t begin = c * kChunk, end = std::min(count, begin + kChunk);
+        if (accumulate) {
+#pragma omp simd
+            for (int64_t i = begin; i < end; ++i)
+                dy[i] += mask && !mask[i] ? 0.0f : scale * (y[i] - target[i]);
+        } else {
+#pragma omp simd
+            for (int64_t i = begin; i < end; ++i)
+                dy[i] = mask && !mask[i] ? 0.0f : scale * (y[i] - target[i]);
+        }
+    }
+}
+
+void add_into(int64_t count, float* dst, const float* src, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks(count); ++c) {
+        const int64_t begin = c * kChunk, end = std::min(count, begin + kChunk);
+#pragma omp simd
+        for (int64_t i = begin; i < end; ++i) dst[i] += src[i];
+    }
+}
+
+void copy(int64_t count, float* dst, const float* src, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks(count); ++c) {
+        const int64_t begin = c * kChunk, end = std::min(count, begin + kChunk);
+        std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin) * sizeof(float));
+    }
+}
+
+namespace {
+
+// One chunk of RMSProp, the variant fixed at compile time so that every form vectorises.
+template <bool Torch, bool Momentum, bool Decay>
+void rmsprop_chunk(const hb_optimizer& o, int64_t begin, int64_t end, float* param,
+                   const float* grad, float* v, float* buffer) {
+    const float lr = o.learning_rate, alpha = o.alpha, eps = o.eps;
+    const float momentum = o.momentum, decay = o.weight_decay;
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+        const float g = Decay ? grad[i] + decay * param[i] : grad[i];
+        v[i] = alpha * v[i] + (1.0f - alpha) * (g * g);
+        const float denominator = Torch ? std::sqrt(v[i]) + eps : std::sqrt(v[i] + eps);
+        if (!Momentum) {
+            param[i] -= lr * (g / denominator);
+        } else if (Torch) {
+            buffer[i] = momentum * buffer[i] + g / denominator;
+            param[i] -= lr * buffer[i];
+        } else {
+            buffer[i] = momentum * buffer[i] + lr * g / denominator;
+            param[i] -= buffer[i];
+        }
+    }
+}
+
+template <bool Torch, bool Momentum>
+void rmsprop_chunk(const hb_optimizer& o, int64_t begin, int64_t end, float* param,
+                   const float* grad, float* v, float* buffer) {
+    if (o.weight_decay != 0.0f)
+        rmsprop_chunk<Torch, Momentum, true>(o, begin, end, param, grad, v, buffer);
+    else
+        rmsprop_chunk<Torch, Momentum, false>(o, begin, end, param, grad, v, buffer);
+}
+
+}  // namespace
+
+void rmsprop_update(const hb_optimizer& settings, int64_t count, float* param, const float* grad,
+                    float* square_average, float* momentum_buffer, int threads) {
+    const bool torch = settings.variant == HB_RMSPROP_TORCH;
+    const bool momentum = settings.momentum != 0.0f;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks(count); ++c) {
+        const int64_t begin = c * kChunk, end = std::min(count, begin + kChunk);
+        float* v = square_average;
+        float* b = momentum_buffer;
+        if (torch && momentum)
+            rmsprop_chunk<true, true>(settings, begin, end, param, grad, v, b);
+        else if (torch)
+            rmsprop_chunk<true, false>(settings, begin, end, param, grad, v, b);
+        else if (momentum)
+            rmsprop_chunk<false, true>(settings, begin, end, param, grad, v, b);
+        else
+            rmsprop_chunk<false, false>(settings, begin, end, param, grad, v, b);
+    }
+}
+
+namespace {
+
+// Sums of x and x^2 over one channel block: `plane` groups of B consecutive floats.
+template <int B>
+void block_sums(int64_t plane, const float* x, double* sum, double* squares) {
+    double s[B] = {}, q[B] = {};
+    for (int64_t i = 0; i < plane; ++i) {
+        const float* p = x + i * B;
+#pragma omp simd
+        for (int k = 0; k < B; ++k) {
+            const double v = p[k];
+            s[k] += v;
+            q[k] += v * v;
+        }
+    }
+    for (int k = 0; k < B; ++k) {
+        sum[k] += s[k];
+        squares[k] += q[k];
+    }
+}
+
+void plane_sums(int64_t plane, const float* x, double* sum, double* squares) {
+    double s = 0, q = 0;
+#pragma omp simd reduction(+ : s, q)
+    for (int64_t i = 0; i < plane; ++i) {
+        const double v = x[i];
+        s += v;
+        q += v * v;
+    }
+    *sum += s;
+    *squares += q;
+}
+
+}  // namespace
+
+void batch_statistics(int64_t batch, int64_t channels, int64_t plane, int block, const float* x,
+                      float* mean, float* variance, int threads) {
+    const int64_t blocks = (channels + block - 1) / block;
+    const double count = static_cast<double>(batch * plane);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t cb = 0; cb < blocks; ++cb) {
+        double sum[16] = {}, squares[16] = {};
+        for (int64_t n = 0; n < batch; ++n) {
+            const float* base = x + (n * blocks + cb) * plane * block;
+            if (block == 8)
+                block_sums<8>(plane, base, sum, squares);
+            else if (block == 16)
+                block_sums<16>(plane, base, sum, squares);
+            else
+                plane_sums(plane, base, sum, squares);
+        }
+        for (int k = 0; k < block && cb * block + k < channels; ++k) {
+            // One pass in double: cancellation only matters for |mean| / std beyond 1e5.
+            const double m = sum[k] / count;
+            const double v = std::max(0.0, squares[k] / count - m * m);
+            mean[cb * block + k] = static_cast<float>(m);
+            variance[cb * block + k] = static_cast<float>(v);
+        }
+    }
+}
+
+void update_running_statistics(int64_t channels, const float* mean, const float* variance,
+                               double momentum, double count, float* running_mean,
+                               float* running_var) {
+    const double unbias = count / (count - 1);
+    for (int64_t c = 0; c < channels; ++c) {
+        if (running_mean)
+            running_mean[c] =
+                static_cast<float>((1 - momentum) * running_mean[c] + momentum * mean[c]);
+        if (running_var)
+            running_var[c] = static_cast<float>((1 - momentum) * running_var[c] +
+                                                momentum * double(variance[c]) * unbias);
+    }
+}
+
+}  // namespace onednn_backend

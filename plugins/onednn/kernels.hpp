@@ -1,0 +1,42 @@
+// The parts of the training step oneDNN has no primitive for, as vectorised OpenMP loops over
+// whole buffers: the MSE loss, gradient accumulation, the RMSProp update and the batch-norm
+// running statistics. `mask` (may be null) marks the floats of a blocked buffer that hold elements;
+// the others are channel padding and stay zero.
+#pragma once
+
+#include "hb/plugin.h"
+
+#include <cstdint>
+
+namespace onednn_backend {
+
+// sum((y - t)^2) over the masked floats, accumulated in double.
+double squared_error(int64_t count, const float* y, const float* target, const uint8_t* mask,
+                     int threads);
+
+// dy = scale * (y - t), or dy += ... when `accumulate`; zero in padding.
+void squared_error_gradient(int64_t count, const float* y, const float* target, const uint8_t* mask,
+                            float scale, float* dy, bool accumulate, int threads);
+
+void add_into(int64_t count, float* dst, const float* src, int threads);
+void copy(int64_t count, float* dst, const float* src, int threads);
+
+// RMSProp (DESIGN §4) over `count` parameters, in the order of the reference:
+//   g = grad + weight_decay * p;  v = alpha v + (1 - alpha) g^2
+//   torch:      p -= lr g / (sqrt(v) + eps)   momentum: b = m b + g / (sqrt(v) + eps); p -= lr b
+//   tensorflow: p -= lr g / sqrt(v + eps)     momentum: b = m b + lr g / sqrt(v + eps); p -= b
+// `momentum_buffer` is used only with momentum.
+void rmsprop_update(const hb_optimizer& settings, int64_t count, float* param, const float* grad,
+                    float* square_average, float* momentum_buffer, int threads);
+
+// Per-channel mean and biased variance of an activation in NCHW (block 1) or nChw<block>c
+// (block 8 or 16), accumulated in double: oneDNN's float32 sums drift on large planes.
+void batch_statistics(int64_t batch, int64_t channels, int64_t plane, int block, const float* x,
+                      float* mean, float* variance, int threads);
+
+// r = (1 - m) r + m * batch statistic, the variance made unbiased over `count` values.
+void update_running_statistics(int64_t channels, const float* mean, const float* variance,
+                               double momentum, double count, float* running_mean,
+                               float* running_var);
+
+}  // namespace onednn_backend

@@ -1,0 +1,245 @@
+#include "network.hpp"
+
+#include "hb/plugin.hpp"
+#include "kernels.hpp"
+#include "layout.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace onednn_backend {
+namespace {
+
+constexpr uint64_t kArenaAlignment = 64;
+constexpr int64_t kTensorAlignment = 16;  // floats
+
+dnnl::engine cpu_engine() {
+    try {
+        return dnnl::engine(dnnl::engine::kind::cpu, 0);
+    } catch (const dnnl::error& e) {
+        throw hb::Error(std::string("oneDNN has no CPU engine: ") + e.what(), HB_UNAVAILABLE);
+    }
+}
+
+}  // namespace
+
+Network::Network(const hb_graph& graph, const NetworkSettings& settings)
+    : settings_(settings),
+      graph_(import_graph(graph)),
+      topology_(analyse(graph_, settings.fuse_batchnorm_relu)),
+      engine_(cpu_engine()),
+      stream_(engine_) {
+    omp_set_num_threads(settings_.threads);
+    plan_ = make_plan(graph_, topology_, engine_);
+    gradients_ = plan_gradients(
+        graph_, topology_, [this](int a, int b) { return plan_.values[a] == plan_.values[b]; });
+    input_ = dnnl::memory(plan_.values[graph_.input], engine_, DNNL_MEMORY_NONE);
+    plan_value_blocks();
+    plan_parameters();
+    for (int l = 0; l < graph_.num_layers(); ++l)
+        if (!topology_.absorbed[l]) build_forward(l);
+    for (int l = graph_.num_layers() - 1; l >= 0; --l)
+        if (topology_.runs_backward[l]) build_backward(l);
+    allocate_and_bind();
+}
+
+int Network::add_block(const dnnl::memory::desc& md, int first, int last) {
+    // Channel padding must stay zero; a block shared with other buffers would not keep it so.
+    if (has_padding(md)) {
+        first = 0;
+        last = last_step();
+    }
+    blocks_.push_back({md.get_size(), first, last});
+    return static_cast<int>(blocks_.size()) - 1;
+}
+
+void Network::plan_value_blocks() {
+    const int values = graph_.num_values();
+    value_block_.assign(values, -1);
+    derived_block_.assign(graph_.layers.size(), -1);
+    workspace_block_.assign(graph_.layers.size(), -1);
+
+    auto needs_input_in_backward = [&](int l) {
+        const LayerPlan& p = plan_.layers[l];
+        switch (graph_.layers[l].kind) {
+            case HB_LAYER_CONV2D:
+                return bool(p.conv_weights) && !p.reorder_source;
+            case HB_LAYER_BATCHNORM:
+                return bool(p.batchnorm_backward);
+            case HB_LAYER_RELU:
+                return bool(p.relu_backward);
+            case HB_LAYER_MSE_LOSS:
+                return bool(topology_.runs_backward[l]);
+            default:
+                return false;
+        }
+    };
+    // An add output written by the convolutions of its inputs is live from the first of them.
+    std::vector<int> first_write(values, -1);
+    for (int l = graph_.num_layers() - 1; l >= 0; --l)
+        if (plan_.layers[l].writes_into >= 0) first_write[plan_.layers[l].writes_into] = l;
+    for (int v = 0; v < values; ++v) {
+        if (v == graph_.input || !plan_.stored[v]) continue;
+        const int first =
+            forward_step(first_write[v] >= 0 ? first_write[v] : topology_.producer[v]);
+        int last = first;
+        for (const Use& use : topology_.uses[v]) {
+            if (topology_.absorbed[use.layer]) continue;
+            last = std::max(last, forward_step(use.layer));
+            if (topology_.runs_backward[use.layer] && needs_input_in_backward(use.layer))
+                last = std::max(last, backward_step_of(use.layer));
+        }
+        value_block_[v] = add_block(plan_.values[v], first, last);
+    }
+    for (int l = 0; l < graph_.num_layers(); ++l) {
+        const LayerPlan& p = plan_.layers[l];
+        const int until = topology_.runs_backward[l] ? backward_step_of(l) : forward_step(l);
+        if (p.reorder_source)
+            derived_block_[l] =
+                add_block(p.source, forward_step(l), p.conv_weights ? until : forward_step(l));
+        dnnl::memory::desc workspace;
+        if (p.batchnorm) workspace = p.batchnorm.workspace_desc();
+        if (p.pool) workspace = p.pool.workspace_desc();
+        if (!workspace.is_zero() && workspace.get_size() > 0) {
+            workspace_block_[l] = add_block(workspace, forward_step(l), until);
+            workspace_bytes_ += workspace.get_size();
+        }
+    }
+    std::vector<int> member(gradients_.buffers.size(), -1);
+    for (int v = 0; v < values; ++v)
+        if (gradients_.buffer[v] >= 0) member[gradients_.buffer[v]] = v;
+    const int offset = 1 + graph_.num_layers();
+    for (size_t b = 0; b < gradients_.buffers.size(); ++b)
+        gradient_block_.push_back(add_block(plan_.values[member[b]],
+                                            offset + gradients_.buffers[b].first,
+                                            offset + gradients_.buffers[b].last));
+}
+
+void Network::plan_parameters() {
+    const int count = static_cast<int>(graph_.tensors.size());
+    tensors_.resize(count);
+    int64_t state_floats = 0;
+    for (int t = 0; t < count; ++t) {
+        const int64_t floats = floats_of(plan_.tensors[t].master);
+        int64_t& total = graph_.tensors[t].trainable ? parameter_floats_ : state_floats;
+        tensors_[t].offset = total;
+        total += (floats + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    }
+    const auto bytes = [](int64_t floats) { return static_cast<uint64_t>(floats) * sizeof(float); };
+    parameters_ = AlignedBuffer(bytes(parameter_floats_));
+    gradients_buffer_ = AlignedBuffer(bytes(parameter_floats_));
+    square_averages_ = AlignedBuffer(bytes(parameter_floats_));
+    std::fill(square_averages_.floats(), square_averages_.floats() + parameter_floats_,
+              settings_.optimizer.initial_square_average);
+    if (settings_.optimizer.momentum != 0) momentum_ = AlignedBuffer(bytes(parameter_floats_));
+    state_ = AlignedBuffer(bytes(state_floats));
+
+    for (int t = 0; t < count; ++t) {
+        TensorStorage& s = tensors_[t];
+        const TensorPlan& p = plan_.tensors[t];
+        const bool trainable = graph_.tensors[t].trainable;
+        float* base = trainable ? parameters_.floats() : state_.floats();
+        s.value = dnnl::memory(p.master, engine_, base + s.offset);
+        if (trainable)
+            s.gradient = dnnl::memory(p.master, engine_, gradients_buffer_.floats() + s.offset);
+        if (!p.working.is_zero() && p.working != p.master) {
+            s.working = create(graph_.layers[p.layer].name, "weights memory",
+                               [&] { return dnnl::memory(p.working, engine_); });
+            owned_bytes_ += p.working.get_size();
+            refresh_ops_.push_back(reorder_op(p.layer, fixed(s.value), fixed(s.working), false));
+            ++update_reorders_;
+        }
+    }
+}
+
+void Network::allocate_and_bind() {
+    arena_layout_ = plan_arena(blocks_, kArenaAlignment);
+    arena_ = AlignedBuffer(arena_layout_.size);
+    arena_base_ = arena_.bytes();
+    scratchpad_ = AlignedBuffer(scratchpad_bytes_);
+    for (auto* ops : {&forward_ops_, &backward_ops_, &refresh_ops_}) {
+        for (Op& op : *ops) {
+            if (op.host) continue;
+            for (const auto& [arg, ref] : op.refs)
+                op.args[arg] =
+                    ref.block >= 0 ? dnnl::memory(ref.md, engine_, data(ref)) : ref.fixed;
+            if (!op.scratchpad.is_zero() && op.scratchpad.get_size() > 0)
+                op.args[DNNL_ARG_SCRATCHPAD] =
+                    dnnl::memory(op.scratchpad, engine_, scratchpad_.bytes());
+            op.refs.clear();
+        }
+    }
+}
+
+float* Network::data(const Ref& ref) const {
+    if (ref.block >= 0)
+        return reinterpret_cast<float*>(arena_base_ + arena_layout_.offsets[ref.block]);
+    return static_cast<float*>(ref.fixed.get_data_handle());
+}
+
+void Network::run(std::vector<Op>& ops) {
+    for (Op& op : ops) {
+        try {
+            if (op.host)
+                op.host();
+            else
+                op.primitive.execute(stream_, op.args);
+        } catch (const dnnl::error& e) {
+            const std::string layer = op.layer >= 0 ? graph_.layers[op.layer].name : "(graph)";
+            throw hb::Error("layer '" + layer + "': " + op.what + " failed: " + e.what());
+        }
+    }
+    stream_.wait();
+}
+
+double Network::forward(int batch) {
+    const size_t b = static_cast<size_t>(batch);
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        // The batch comes from host memory in the canonical layout, as a data loader hands it.
+        const Dims& in = graph_.values[graph_.input];
+        dnnl::memory source(plain_desc({in.n, in.c, in.h, in.w}), engine_,
+                            batch_inputs_[b].bytes());
+        stage_input_.execute(stream_, source, input_);
+        const Dims& t = graph_.target;
+        for (size_t k = 0; k < target_layouts_.size(); ++k) {
+            dnnl::memory from(plain_desc({t.n, t.c, t.h, t.w}), engine_,
+                              batch_targets_[0][b].bytes());
+            dnnl::memory to(target_layouts_[k].md, engine_, staged_targets_[k].bytes());
+            stage_targets_[k].execute(stream_, from, to);
+        }
+    } else {
+        input_.set_data_handle(batch_inputs_[b].bytes());
+        for (size_t k = 0; k < target_layouts_.size(); ++k)
+            current_targets_[k] = batch_targets_[k][b].floats();
+    }
+    run(forward_ops_);
+    double loss = 0;
+    for (const LossLayer& l : losses_) loss += l.loss;
+    return loss;
+}
+
+void Network::backward() {
+    run(backward_ops_);
+}
+
+void Network::update() {
+    rmsprop_update(settings_.optimizer, parameter_floats_, parameters_.floats(),
+                   gradients_buffer_.floats(), square_averages_.floats(), momentum_.floats(),
+                   settings_.threads);
+    run(refresh_ops_);
+}
+
+uint64_t Network::allocated_bytes() const {
+    uint64_t bytes = arena_.size() + scratchpad_.size() + parameters_.size() +
+                     gradients_buffer_.size() + square_averages_.size() + momentum_.size() +
+                     state_.size() + staged_input_.size() + owned_bytes_;
+    for (const auto& b : batch_inputs_) bytes += b.size();
+    for (const auto& list : batch_targets_)
+        for (const auto& b : list) bytes += b.size();
+    for (const auto& b : staged_targets_) bytes += b.size();
+    return bytes;
+}
+
+}  // namespace onednn_backend

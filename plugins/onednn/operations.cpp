@@ -1,0 +1,110 @@
+// The building blocks of the step's operations: buffer references, primitive, reorder and host
+// operations, and where a layer's backward pass writes the gradient of an input.
+#include "hb/plugin.hpp"
+#include "kernels.hpp"
+#include "layout.hpp"
+#include "network.hpp"
+
+#include <algorithm>
+
+namespace onednn_backend {
+
+Network::Ref Network::value_ref(int v) const {
+    if (v == graph_.input) return fixed(input_);
+    return Ref{plan_.values[v], value_block_[v], {}};
+}
+
+Network::Ref Network::gradient_ref(int v) const {
+    return Ref{plan_.values[v], gradient_block_[gradients_.buffer[v]], {}};
+}
+
+Network::Ref Network::temporary(const dnnl::memory::desc& md, int layer) {
+    return Ref{md, add_block(md, backward_step_of(layer), backward_step_of(layer)), {}};
+}
+
+Network::Ref Network::tensor_ref(int t) const {
+    return fixed(tensors_[t].value);
+}
+
+Network::Ref Network::working_ref(int t) const {
+    return fixed(tensors_[t].working ? tensors_[t].working : tensors_[t].value);
+}
+
+Network::Ref Network::tensor_gradient_ref(int t, int layer) {
+    if (tensors_[t].gradient) return fixed(tensors_[t].gradient);
+    return temporary(plan_.tensors[t].master, layer);  // a frozen tensor: computed, then dropped
+}
+
+void Network::note_impl(const char* kind, const dnnl::primitive_desc_base& pd) {
+    const std::string impl = pd.impl_info_str();
+    auto it = std::find_if(impls_.begin(), impls_.end(),
+                           [&](const auto& entry) { return entry.first == kind; });
+    if (it == impls_.end()) it = impls_.insert(impls_.end(), {kind, {}});
+    auto& counts = it->second;
+    auto c = std::find_if(counts.begin(), counts.end(),
+                          [&](const auto& entry) { return entry.first == impl; });
+    if (c == counts.end())
+        counts.push_back({impl, 1});
+    else
+        ++c->second;
+}
+
+Network::Op Network::primitive_op(int layer, const char* what, const dnnl::primitive_desc_base& pd,
+                                  dnnl::primitive primitive,
+                                  std::vector<std::pair<int, Ref>> refs) {
+    note_impl(what, pd);
+    Op op;
+    op.layer = layer;
+    op.what = what;
+    op.primitive = std::move(primitive);
+    op.refs = std::move(refs);
+    op.scratchpad = pd.scratchpad_desc();
+    scratchpad_bytes_ = std::max<uint64_t>(scratchpad_bytes_, op.scratchpad.get_size());
+    return op;
+}
+
+Network::Op Network::reorder_op(int layer, const Ref& from, const Ref& to, bool accumulate) {
+    const std::string name = layer >= 0 ? graph_.layers[layer].name : "(graph)";
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (accumulate) {
+        dnnl::post_ops sum;
+        sum.append_sum(1.0f);
+        attr.set_post_ops(sum);
+    }
+    const auto pd = create(name, "reorder", [&] {
+        return dnnl::reorder::primitive_desc(engine_, from.md, engine_, to.md, attr);
+    });
+    return primitive_op(layer, "reorder", pd, make_primitive<dnnl::reorder>(name, "reorder", pd),
+                        {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+Network::Op Network::host_op(int layer, const char* what, std::function<void()> body) {
+    Op op;
+    op.layer = layer;
+    op.what = what;
+    op.host = std::move(body);
+    return op;
+}
+
+Network::Ref Network::gradient_destination(const Contribution* c,
+                                           const dnnl::memory::desc& produced, int layer,
+                                           std::vector<Op>& then) {
+    if (!c) return temporary(produced, layer);
+    const Ref target = gradient_ref(c->value);
+    if (produced == target.md) {
+        if (c->delivery == Delivery::write) return target;
+        const Ref temp = temporary(produced, layer);
+        const int threads = settings_.threads;
+        then.push_back(host_op(layer, "gradient accumulation", [this, target, temp, threads] {
+            add_into(floats_of(target.md), data(target), data(temp), threads);
+        }));
+        return temp;
+    }
+    const Ref temp = temporary(produced, layer);
+    then.push_back(reorder_op(layer, temp, target, c->delivery != Delivery::write));
+    ++backward_reorders_;
+    return temp;
+}
+
+}  // namespace onednn_backend

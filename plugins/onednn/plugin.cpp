@@ -1,0 +1,66 @@
+// The oneDNN backend's entry point: the training step with oneDNN primitives on the CPU.
+#include "hb/plugin.hpp"
+#include "session.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace onednn_backend {
+std::string effective_isa();
+}
+
+namespace {
+
+std::string library_version() {
+    const dnnl_version_t* v = dnnl_version();
+    std::string version =
+        std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    const std::string hash = v->hash ? v->hash : "";
+    return hash.empty() || hash == "N/A" ? version + " (commit unknown)"
+                                         : version + " (" + hash + ")";
+}
+
+std::string cpu_description() {
+    std::string model = "CPU";
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const auto colon = line.find(':');
+        if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
+        break;
+    }
+    return model + " (" + std::to_string(std::thread::hardware_concurrency()) +
+           " hardware threads, oneDNN ISA " + onednn_backend::effective_isa() + ")";
+}
+
+class OnednnPlugin : public hb::Plugin {
+public:
+    hb::PluginInfo describe() override {
+        hb::PluginInfo info;
+        info.name = "onednn";
+        info.version = "1.0.0";
+        info.description =
+            "oneDNN primitives on the CPU in float32: blocked layouts, fused batch norm + ReLU, "
+            "OpenMP threads";
+        info.capabilities =
+            HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY | HB_CAP_HOST_PLACEMENT;
+        info.libraries = {{"oneDNN", library_version()}};
+        hb::DeviceInfo cpu;
+        cpu.name = "cpu";
+        cpu.description = cpu_description();
+        info.devices = {cpu};
+        return info;
+    }
+
+    std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {
+        return std::make_unique<onednn_backend::OnednnSession>(desc);
+    }
+};
+
+}  // namespace
+
+HB_PLUGIN(OnednnPlugin)

@@ -1,0 +1,130 @@
+#include "session.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace onednn_backend {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+}  // namespace
+
+NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
+    hb::check_session_desc(desc);
+    const std::string device = desc.device ? desc.device : "";
+    if (device != "cpu")
+        throw hb::Error("device '" + device +
+                            "' is not available: the oneDNN backend runs on the CPU only "
+                            "(device \"cpu\")",
+                        HB_UNAVAILABLE);
+
+    hb::Options options(desc.num_options, desc.options);
+    NetworkSettings s;
+    const long hardware = std::max(1u, std::thread::hardware_concurrency());
+    s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
+    s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
+    options.check_all_used();
+    s.placement = desc.placement;
+    s.optimizer = *desc.optimizer;
+    // oneDNN sizes its work for the OpenMP thread count in force when primitives are created.
+    omp_set_num_threads(s.threads);
+    return s;
+}
+
+OnednnSession::OnednnSession(const hb_session_desc& desc)
+    : settings_(parse(desc)), network_(*desc.graph, settings_) {}
+
+void OnednnSession::use_threads() const {
+    // The OpenMP thread count belongs to the calling thread; the harness may call from another.
+    if (omp_get_max_threads() != settings_.threads) omp_set_num_threads(settings_.threads);
+}
+
+void OnednnSession::load_state(const float* const* tensors) {
+    use_threads();
+    const Graph& graph = network_.graph();
+    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
+        if (!tensors[t])
+            throw hb::Error("load_state: no buffer for tensor '" + graph.tensors[t].name + "'");
+        network_.load_tensor(t, tensors[t]);
+    }
+    state_loaded_ = true;
+}
+
+void OnednnSession::load_optimizer_state(const float* const* square_averages) {
+    use_threads();
+    const Graph& graph = network_.graph();
+    size_t k = 0;
+    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
+        if (!graph.tensors[t].trainable) continue;
+        const float* source = square_averages[k++];
+        if (!source)
+            throw hb::Error("load_optimizer_state: no buffer for tensor '" + graph.tensors[t].name +
+                            "'");
+        network_.load_square_average(t, source);
+    }
+}
+
+void OnednnSession::set_batches(int32_t count, const float* const* inputs,
+                                const float* const* targets) {
+    use_threads();
+    if (count < 1)
+        throw hb::Error("set_batches: expected at least one batch, got " + std::to_string(count));
+    for (int32_t b = 0; b < count; ++b)
+        if (!inputs[b] || !targets[b])
+            throw hb::Error("set_batches: batch " + std::to_string(b) + " has no input or target");
+    network_.set_batches(count, inputs, targets);
+}
+
+hb::StepResult OnednnSession::step(int32_t batch) {
+    if (!state_loaded_) throw hb::Error("step: no state; call load_state first");
+    const int count = network_.batch_count();
+    if (count == 0) throw hb::Error("step: no batches; call set_batches first");
+    use_threads();
+    const auto start = Clock::now();
+    hb::StepResult result;
+    result.loss = network_.forward(((batch % count) + count) % count);
+    const auto forward_end = Clock::now();
+    network_.backward();
+    const auto backward_end = Clock::now();
+    network_.update();
+    const auto end = Clock::now();
+    result.forward_ms = milliseconds(start, forward_end);
+    result.backward_ms = milliseconds(forward_end, backward_end);
+    result.optimizer_ms = milliseconds(backward_end, end);
+    return result;
+}
+
+void OnednnSession::read_state(float* const* tensors) {
+    use_threads();
+    const Graph& graph = network_.graph();
+    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
+        if (!tensors[t])
+            throw hb::Error("read_state: no buffer for tensor '" + graph.tensors[t].name + "'");
+        network_.read_tensor(t, tensors[t]);
+    }
+}
+
+void OnednnSession::read_gradients(float* const* gradients) {
+    use_threads();
+    const Graph& graph = network_.graph();
+    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t)
+        if (graph.tensors[t].trainable && gradients[t]) network_.read_gradient(t, gradients[t]);
+}
+
+uint64_t OnednnSession::peak_memory_bytes() {
+    return network_.allocated_bytes();
+}
+
+std::string OnednnSession::manifest_json() {
+    return network_.manifest_json();
+}
+
+}  // namespace onednn_backend

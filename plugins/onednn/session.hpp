@@ -1,0 +1,40 @@
+// A training session of the oneDNN backend: options, argument checks and the timing of the three
+// phases around the Network that does the work.
+#pragma once
+
+#include "hb/plugin.hpp"
+#include "network.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace onednn_backend {
+
+class OnednnSession : public hb::Session {
+public:
+    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options `threads` (default:
+    // the hardware's thread count) and `fuse_batchnorm_relu` (default true).
+    explicit OnednnSession(const hb_session_desc& desc);
+
+    void load_state(const float* const* tensors) override;
+    void load_optimizer_state(const float* const* square_averages) override;
+    void set_batches(int32_t count, const float* const* inputs,
+                     const float* const* targets) override;
+    hb::StepResult step(int32_t batch) override;
+    void read_state(float* const* tensors) override;
+    void read_gradients(float* const* gradients) override;
+    uint64_t peak_memory_bytes() override;
+    std::string manifest_json() override;
+
+    int threads() const { return settings_.threads; }
+
+private:
+    static NetworkSettings parse(const hb_session_desc& desc);
+    void use_threads() const;
+
+    NetworkSettings settings_;
+    Network network_;
+    bool state_loaded_ = false;
+};
+
+}  // namespace onednn_backend

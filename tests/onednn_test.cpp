@@ -1,0 +1,564 @@
+// The oneDNN backend: its graph analysis, arena and kernels on their own, then whole training
+// steps against the reference backend (the oracle) in float32: small graphs for every layer kind
+// and the paths between them (fusion, padding, reorders, gradient accumulation), and a small
+// stacked hourglass in both residual variants.
+#include "arena.hpp"
+#include "data/initial_state.hpp"
+#include "graph.hpp"
+#include "kernels.hpp"
+#include "layout.hpp"
+#include "model/hourglass.hpp"
+#include "topology.hpp"
+
+// Both plugins have a session.hpp on the include path.
+#include "../onednn/session.hpp"
+#include "../reference/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using harness::model::AbiGraph;
+using harness::model::Graph;
+using harness::model::LayerKind;
+using harness::model::Shape;
+using harness::model::TensorRole;
+
+// ------------------------------------------------------------------------- small graph builder
+
+class Builder {
+public:
+    int input(Shape shape) {
+        graph_.input = value("input", shape);
+        return graph_.input;
+    }
+    int conv(const std::string& name, int x, int out, int kernel, int stride, int padding,
+             bool bias = true) {
+        const Shape in = shape(x);
+        harness::model::Layer l = layer(name, LayerKind::conv2d, {x});
+        l.in_channels = static_cast<int>(in[1]);
+        l.out_channels = out;
+        l.kernel = kernel;
+        l.stride = stride;
+        l.padding = padding;
+        l.weight = tensor(name + ".weight", TensorRole::weight, {out, in[1], kernel, kernel});
+        if (bias) l.bias = tensor(name + ".bias", TensorRole::bias, {out});
+        const int64_t h = (in[2] + 2 * padding - kernel) / stride + 1;
+        const int64_t w = (in[3] + 2 * padding - kernel) / stride + 1;
+        return finish(l, {in[0], out, h, w});
+    }
+    int batchnorm(const std::string& name, int x) {
+        const Shape in = shape(x);
+        harness::model::Layer l = layer(name, LayerKind::batchnorm, {x});
+        l.weight = tensor(name + ".weight", TensorRole::weight, {in[1]});
+        l.bias = tensor(name + ".bias", TensorRole::bias, {in[1]});
+        l.running_mean = tensor(name + ".running_mean", TensorRole::running_mean, {in[1]});
+        l.running_var = tensor(name + ".running_var", TensorRole::running_var, {in[1]});
+        return finish(l, in);
+    }
+    int relu(const std::string& name, int x) {
+        return finish(layer(name, LayerKind::relu, {x}), shape(x));
+    }
+    int maxpool(const std::string& name, int x) {
+        const Shape in = shape(x);
+        return finish(layer(name, LayerKind::maxpool2d, {x}), {in[0], in[1], in[2] / 2, in[3] / 2});
+    }
+    int upsample(const std::string& name, int x) {
+        const Shape in = shape(x);
+        return finish(layer(name, LayerKind::upsample, {x}), {in[0], in[1], in[2] * 2, in[3] * 2});
+    }
+    int add(const std::string& name, std::vector<int> xs) {
+        const Shape s = shape(xs[0]);
+        return finish(layer(name, LayerKind::add, std::move(xs)), s);
+    }
+    int loss(const std::string& name, int x, float weight = 1.0f) {
+        graph_.target_shape = shape(x);
+        harness::model::Layer l = layer(name, LayerKind::mse_loss, {x});
+        l.loss_weight = weight;
+        return finish(l, {1, 1, 1, 1});
+    }
+    const Shape& shape(int v) const { return graph_.values[static_cast<size_t>(v)].shape; }
+    Graph take() { return std::move(graph_); }
+
+private:
+    int value(const std::string& name, Shape shape) {
+        graph_.values.push_back({name, shape});
+        return static_cast<int>(graph_.values.size()) - 1;
+    }
+    static harness::model::Layer layer(const std::string& name, LayerKind kind,
+                                       std::vector<int> inputs) {
+        harness::model::Layer l;
+        l.name = name;
+        l.kind = kind;
+        l.inputs = std::move(inputs);
+        return l;
+    }
+    int tensor(const std::string& name, TensorRole role, std::vector<int64_t> shape) {
+        harness::model::Tensor t;
+        t.name = name;
+        t.layer = static_cast<int>(graph_.layers.size());
+        t.role = role;
+        t.shape = std::move(shape);
+        graph_.tensors.push_back(std::move(t));
+        return static_cast<int>(graph_.tensors.size()) - 1;
+    }
+    int finish(harness::model::Layer l, Shape out) {
+        l.output = value(l.name, out);
+        graph_.layers.push_back(std::move(l));
+        return graph_.layers.back().output;
+    }
+    Graph graph_;
+};
+
+// ------------------------------------------------------------------ running both backends
+
+hb_optimizer torch_rmsprop() {
+    hb_optimizer o{};
+    o.variant = HB_RMSPROP_TORCH;
+    o.learning_rate = 2.5e-4f;
+    o.alpha = 0.99f;
+    o.eps = 1e-8f;
+    return o;
+}
+
+struct Trace {
+    std::vector<double> losses;
+    std::vector<std::vector<float>> first_gradients, first_state, state;
+};
+
+template <class Session>
+Trace run(const Graph& graph, const hb_optimizer& optimizer, const std::vector<hb_option>& options,
+          hb_placement placement, int steps, uint64_t seed) {
+    const AbiGraph abi(graph);
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = abi.get();
+    desc.optimizer = &optimizer;
+    desc.device = "cpu";
+    desc.placement = placement;
+    desc.num_options = static_cast<int32_t>(options.size());
+    desc.options = options.data();
+    Session session(desc);
+
+    const auto state = harness::data::initial_state(graph, seed);
+    const auto batches = harness::data::make_batches(graph, seed, 1);
+    std::vector<const float*> tensors, inputs, targets;
+    for (const auto& t : state) tensors.push_back(t.data());
+    for (const auto& b : batches.inputs) inputs.push_back(b.data());
+    for (const auto& b : batches.targets) targets.push_back(b.data());
+    session.load_state(tensors.data());
+    session.set_batches(1, inputs.data(), targets.data());
+
+    Trace r;
+    std::vector<float*> gradients;
+    for (size_t i = 0; i < state.size(); ++i) {
+        const bool trainable = graph.tensors[i].trainable();
+        r.first_gradients.emplace_back(trainable ? state[i].size() : 0, 0.0f);
+        gradients.push_back(trainable ? r.first_gradients.back().data() : nullptr);
+    }
+    auto read_state = [&](std::vector<std::vector<float>>& into) {
+        std::vector<float*> out;
+        for (const auto& t : state) {
+            into.emplace_back(t.size(), 0.0f);
+            out.push_back(into.back().data());
+        }
+        session.read_state(out.data());
+    };
+    for (int s = 0; s < steps; ++s) {
+        const hb::StepResult step = session.step(s);
+        EXPECT_GE(step.forward_ms, 0);
+        EXPECT_GE(step.backward_ms, 0);
+        EXPECT_GE(step.optimizer_ms, 0);
+        r.losses.push_back(step.loss);
+        if (s == 0) {
+            session.read_gradients(gradients.data());
+            read_state(r.first_state);
+        }
+    }
+    read_state(r.state);
+    return r;
+}
+
+double max_abs(const std::vector<float>& v) {
+    double m = 0;
+    for (float x : v) m = std::max(m, double(std::fabs(x)));
+    return m;
+}
+
+double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
+    return m;
+}
+
+// Compares two steps of the oneDNN backend with the reference: the losses, every gradient after
+// the first step and the state (parameters and running statistics) after each step.
+//
+// Float32 rounding differs between the backends (oneDNN folds the batch-norm statistics into one
+// scale and shift, sums in other orders), so a ReLU input within rounding of zero, or two inputs
+// of a max-pool window within rounding of each other, can send a gradient elsewhere in one
+// backend than in the other; in a small network each such element moves later gradients by up
+// to a few percent. The data sets below are ones without such near ties at this tolerance.
+// One thread by default: OpenMP threads that spin at barriers crawl when other processes share
+// the cores, as they do when tests run in parallel.
+void expect_conformance(const Graph& graph,
+                        const std::vector<hb_option>& options = {{"threads", "1"}},
+                        hb_placement placement = HB_PLACEMENT_DEVICE,
+                        const hb_optimizer& optimizer = torch_rmsprop(), uint64_t seed = 11) {
+    const Trace expected =
+        run<reference::ReferenceSession>(graph, optimizer, {{"threads", "2"}}, placement, 2, seed);
+    const Trace actual =
+        run<onednn_backend::OnednnSession>(graph, optimizer, options, placement, 2, seed);
+    ASSERT_EQ(actual.losses.size(), expected.losses.size());
+    for (size_t s = 0; s < expected.losses.size(); ++s)
+        EXPECT_NEAR(actual.losses[s], expected.losses[s], (s ? 1e-3 : 1e-5) * expected.losses[s])
+            << "loss of step " << s;
+
+    // A conv bias followed by batch norm has a zero gradient in exact arithmetic and rounding
+    // noise in float32: the tolerance has a floor relative to the network's largest gradient.
+    double network_scale = 0;
+    for (const auto& g : expected.first_gradients)
+        network_scale = std::max(network_scale, max_abs(g));
+    std::vector<bool> noisy(graph.tensors.size(), false);
+    for (size_t i = 0; i < graph.tensors.size(); ++i) {
+        if (!graph.tensors[i].trainable()) continue;
+        const double scale = max_abs(expected.first_gradients[i]);
+        noisy[i] = scale < 1e-3 * network_scale;
+        EXPECT_LE(max_difference(actual.first_gradients[i], expected.first_gradients[i]),
+                  1e-3 * scale + 1e-5 * network_scale)
+            << "gradient of " << graph.tensors[i].name << " (largest " << scale << ")";
+    }
+
+    // RMSProp moves a parameter by about lr / sqrt(1 - alpha) per step whatever the size of its
+    // gradient, in the gradient's direction: where a gradient lies within the tolerance of zero
+    // (rounding noise, as for a conv bias followed by batch norm), either backend may move the
+    // parameter either way. After one step every other parameter and the running statistics
+    // must agree closely.
+    const double step_bound = optimizer.learning_rate / std::sqrt(1 - optimizer.alpha);
+    for (size_t i = 0; i < graph.tensors.size(); ++i) {
+        const std::vector<float>& a = actual.first_state[i];
+        const std::vector<float>& b = expected.first_state[i];
+        const std::vector<float>& g = expected.first_gradients[i];
+        const double gradient_tolerance = g.empty() ? 0 : 1e-3 * max_abs(g) + 1e-5 * network_scale;
+        size_t wrong = 0;
+        for (size_t k = 0; k < a.size(); ++k) {
+            double tolerance = 2e-6 + 2e-5 * std::fabs(b[k]);
+            if (!g.empty() && std::fabs(g[k]) <= gradient_tolerance) tolerance += 2 * step_bound;
+            wrong += std::fabs(double(a[k]) - double(b[k])) > tolerance;
+        }
+        EXPECT_EQ(wrong, 0u) << "state of " << graph.tensors[i].name << " after one step";
+    }
+
+    // A parameter moved the other way in the first step changes the second step's forward pass:
+    // small networks are rough enough for a single such weight to move the loss by 1e-4. After
+    // two steps parameters stay within two RMSProp steps of each other, running variances within
+    // 1e-3 and running means within 1e-2: a residual stream carries the sum of every bias before
+    // it, each moved either way by a noise gradient.
+    for (size_t i = 0; i < graph.tensors.size(); ++i) {
+        const harness::model::Tensor& t = graph.tensors[i];
+        const double scale = std::max(1.0, max_abs(expected.state[i]));
+        const double tolerance = t.trainable()                        ? 4 * step_bound
+                                 : t.role == TensorRole::running_mean ? 1e-2 * scale
+                                                                      : 1e-3 * scale;
+        EXPECT_LE(max_difference(actual.state[i], expected.state[i]), tolerance)
+            << "state of " << t.name << " after two steps";
+    }
+}
+
+// ------------------------------------------------------------------------ host-side logic
+
+TEST(OnednnArena, BuffersShareMemoryOnlyWhenTheirLifetimesAreDisjoint) {
+    const std::vector<onednn_backend::Block> blocks = {{1000, 0, 2}, {500, 3, 5},  {800, 1, 4},
+                                                       {100, 5, 6},  {2000, 6, 9}, {300, 0, 9}};
+    const auto layout = onednn_backend::plan_arena(blocks, 64);
+    for (size_t a = 0; a < blocks.size(); ++a) {
+        EXPECT_EQ(layout.offsets[a] % 64, 0u);
+        EXPECT_LE(layout.offsets[a] + blocks[a].bytes, layout.size);
+        for (size_t b = a + 1; b < blocks.size(); ++b) {
+            const bool live_together =
+                !(blocks[a].last < blocks[b].first || blocks[b].last < blocks[a].first);
+            const bool overlap = layout.offsets[a] < layout.offsets[b] + blocks[b].bytes &&
+                                 layout.offsets[b] < layout.offsets[a] + blocks[a].bytes;
+            EXPECT_FALSE(live_together && overlap) << a << " and " << b;
+        }
+    }
+    EXPECT_LT(layout.size, layout.unshared);
+}
+
+// The residual pattern y = conv(relu(bn(x))) + x: the add's gradient buffer serves both of its
+// inputs, and the batch norm's contribution to x is added to it.
+TEST(OnednnTopology, AddInputsShareTheOutputGradientAndFusionAbsorbsTheRelu) {
+    Builder b;
+    const int x0 = b.input({2, 8, 8, 8});
+    const int x = b.conv("stem", x0, 8, 1, 1, 0);
+    int y = b.batchnorm("bn", x);
+    y = b.relu("relu", y);
+    y = b.conv("conv", y, 8, 3, 1, 1);
+    const int sum = b.add("add", {y, x});
+    b.loss("loss", sum);
+    const Graph g = b.take();
+    const AbiGraph abi(g);
+    const onednn_backend::Graph graph = onednn_backend::import_graph(*abi.get());
+    const auto topology = onednn_backend::analyse(graph, true);
+    EXPECT_EQ(topology.fused_relu[1], 2);
+    EXPECT_TRUE(topology.absorbed[2]);
+    EXPECT_FALSE(topology.has_gradient[x0]);
+    const auto plan =
+        onednn_backend::plan_gradients(graph, topology, [](int, int) { return true; });
+    EXPECT_EQ(plan.buffer[y], plan.buffer[sum]);
+    EXPECT_EQ(plan.buffer[x], plan.buffer[sum]);
+    using onednn_backend::Delivery;
+    ASSERT_EQ(plan.contributions[1].size(), 1u);  // the batch norm, into x
+    EXPECT_EQ(plan.contributions[1][0].delivery, Delivery::write_then_add);
+    for (const auto& c : plan.contributions[4]) EXPECT_EQ(c.delivery, Delivery::share);
+
+    // Without a shared layout the add's inputs get their own buffers.
+    const auto apart =
+        onednn_backend::plan_gradients(graph, topology, [](int, int) { return false; });
+    EXPECT_NE(apart.buffer[y], apart.buffer[sum]);
+    EXPECT_EQ(apart.contributions[4][0].delivery, Delivery::copy);
+}
+
+TEST(OnednnTopology, AValueAddedToItselfIsNotSharedWithTheSum) {
+    Builder b;
+    const int x = b.conv("conv", b.input({1, 8, 4, 4}), 8, 1, 1, 0);
+    const int sum = b.add("add", {x, x});
+    b.loss("loss", sum);
+    const Graph g = b.take();
+    const AbiGraph abi(g);
+    const onednn_backend::Graph graph = onednn_backend::import_graph(*abi.get());
+    const auto topology = onednn_backend::analyse(graph, true);
+    const auto plan =
+        onednn_backend::plan_gradients(graph, topology, [](int, int) { return true; });
+    EXPECT_NE(plan.buffer[x], plan.buffer[sum]);
+    ASSERT_EQ(plan.contributions[1].size(), 2u);
+    EXPECT_EQ(plan.contributions[1][0].delivery, onednn_backend::Delivery::copy);
+    EXPECT_EQ(plan.contributions[1][1].delivery, onednn_backend::Delivery::add_from);
+}
+
+TEST(OnednnLayout, NamesAndOffsetsOfBlockedLayouts) {
+    using tag = dnnl::memory::format_tag;
+    const dnnl::memory::desc md({2, 12, 3, 5}, dnnl::memory::data_type::f32, tag::nChw8c);
+    EXPECT_EQ(onednn_backend::layout_name(md, "nchw"), "nChw8c");
+    EXPECT_TRUE(onednn_backend::has_padding(md));
+    const int64_t index[] = {1, 9, 2, 3};
+    // n * (2 blocks * 15 * 8) + block 1 * (15 * 8) + (h * 5 + w) * 8 + 9 % 8
+    EXPECT_EQ(onednn_backend::physical_offset(md, index), 240 + 120 + (2 * 5 + 3) * 8 + 1);
+    const auto mask = onednn_backend::element_mask(md);
+    EXPECT_EQ(std::count(mask.begin(), mask.end(), 1), 2 * 12 * 3 * 5);
+    const dnnl::memory::desc w({16, 8, 3, 3}, dnnl::memory::data_type::f32, tag::OIhw8i8o);
+    EXPECT_EQ(onednn_backend::layout_name(w, "oihw"), "OIhw8i8o");
+    EXPECT_EQ(onednn_backend::layout_name(onednn_backend::plain_desc({2, 3, 4, 5}), "nchw"),
+              "nchw");
+}
+
+TEST(OnednnKernels, RmspropMatchesHandComputation) {
+    for (const auto variant : {HB_RMSPROP_TORCH, HB_RMSPROP_TENSORFLOW}) {
+        for (const float momentum : {0.0f, 0.9f}) {
+            hb_optimizer o = torch_rmsprop();
+            o.variant = variant;
+            o.momentum = momentum;
+            o.weight_decay = 0.01f;
+            std::vector<float> p = {0.5f, -1.0f, 2.0f}, g = {0.1f, -0.2f, 0.0f};
+            std::vector<float> v = {0.0f, 0.5f, 1.0f}, m = {0.0f, 0.1f, -0.1f};
+            const std::vector<float> p0 = p, v0 = v, m0 = m;
+            onednn_backend::rmsprop_update(o, 3, p.data(), g.data(), v.data(), m.data(), 2);
+            for (size_t i = 0; i < 3; ++i) {
+                const double gi = g[i] + 0.01 * p0[i];
+                const double vi = 0.99 * v0[i] + 0.01 * gi * gi;
+                const bool torch = variant == HB_RMSPROP_TORCH;
+                const double d = torch ? std::sqrt(vi) + 1e-8 : std::sqrt(vi + 1e-8);
+                double pi = p0[i];
+                if (momentum == 0) {
+                    pi -= 2.5e-4 * gi / d;
+                } else {
+                    const double b =
+                        torch ? momentum * m0[i] + gi / d : momentum * m0[i] + 2.5e-4 * gi / d;
+                    pi -= torch ? 2.5e-4 * b : b;
+                }
+                EXPECT_NEAR(v[i], vi, 1e-6 * vi + 1e-12);
+                EXPECT_NEAR(p[i], pi, 1e-6);
+            }
+        }
+    }
+}
+
+TEST(OnednnKernels, SquaredErrorSkipsPaddingAndRunningStatisticsAreUnbiased) {
+    const std::vector<float> y = {1, 2, 3, 100}, t = {0, 0, 1, -100};
+    const std::vector<uint8_t> mask = {1, 1, 1, 0};
+    EXPECT_DOUBLE_EQ(onednn_backend::squared_error(4, y.data(), t.data(), mask.data(), 2), 9.0);
+    std::vector<float> dy(4, 5.0f);
+    onednn_backend::squared_error_gradient(4, y.data(), t.data(), mask.data(), 0.5f, dy.data(),
+                                           true, 2);
+    EXPECT_EQ(dy, (std::vector<float>{5.5f, 6.0f, 6.0f, 5.0f}));
+    const float mean[] = {2.0f}, var[] = {3.0f};
+    float rm[] = {1.0f}, rv[] = {1.0f};
+    onednn_backend::update_running_statistics(1, mean, var, 0.1, 4, rm, rv);
+    EXPECT_FLOAT_EQ(rm[0], 0.9f + 0.2f);
+    EXPECT_FLOAT_EQ(rv[0], 0.9f + 0.1f * 3.0f * 4.0f / 3.0f);
+}
+
+// ------------------------------------------------------------- conformance, layer by layer
+
+TEST(OnednnConformance, Convolutions) {
+    Builder b;
+    int x = b.input({2, 3, 20, 20});
+    x = b.conv("first", x, 16, 7, 2, 3);            // 3 input channels, stride 2: plain input
+    x = b.conv("square", x, 16, 3, 1, 1);           // blocked 3x3
+    x = b.conv("pointwise", x, 8, 1, 1, 0, false);  // 1x1 without bias
+    b.loss("loss", x);
+    expect_conformance(b.take(), {{"threads", "2"}});
+}
+
+TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
+    Builder b;
+    int x = b.input({2, 5, 9, 9});
+    x = b.conv("odd", x, 6, 3, 1, 1);     // plain input, padded output
+    x = b.conv("narrow", x, 4, 1, 1, 0);  // padded input and output
+    const int y = b.conv("wide", x, 12, 3, 1, 1);
+    b.loss("loss", b.conv("back", y, 4, 1, 1, 0));
+    expect_conformance(b.take());
+}
+
+TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
+    Builder b;
+    const int x = b.conv("conv", b.input({2, 3, 10, 10}), 16, 3, 1, 1);
+    const int fused = b.relu("relu1", b.batchnorm("bn1", x));
+    const int normalised = b.batchnorm("bn2", fused);  // feeds the ReLU and the add
+    const int activated = b.relu("relu2", normalised);
+    const int sum = b.add("add", {activated, normalised});
+    b.loss("loss", b.conv("out", sum, 8, 1, 1, 0));
+    const Graph graph = b.take();
+    expect_conformance(graph);
+    expect_conformance(graph, {{"fuse_batchnorm_relu", "false"}, {"threads", "1"}});
+}
+
+TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
+    Builder b;
+    const int x = b.conv("conv", b.input({2, 4, 18, 18}), 8, 3, 1, 1);
+    const int pooled = b.maxpool("pool", x);        // 18 -> 9
+    const int odd = b.maxpool("pool_odd", pooled);  // 9 -> 4, last row and column unused
+    const int up = b.upsample("up", b.conv("low", odd, 8, 3, 1, 1));  // 4 -> 8
+    const int wide = b.upsample("up2", up);                           // 8 -> 16
+    const int cropped = b.conv("crop", x, 8, 3, 1, 0);                // 18 -> 16
+    const int sum = b.add("add", {wide, cropped, wide});              // one input twice
+    b.loss("loss", b.conv("out", sum, 8, 1, 1, 0));
+    expect_conformance(b.take(), {{"threads", "2"}});
+}
+
+TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolution) {
+    Builder b;
+    const int x = b.conv("conv", b.input({2, 3, 8, 8}), 16, 3, 1, 1);
+    const int heatmaps = b.conv("out1", b.relu("relu", x), 4, 1, 1, 0);
+    b.loss("loss1", heatmaps, 0.5f);
+    const int merged = b.add("merge", {x, b.conv("merge_heatmaps", heatmaps, 16, 1, 1, 0)});
+    b.loss("loss2", b.conv("out2", merged, 4, 1, 1, 0), 0.5f);
+    const Graph graph = b.take();
+    expect_conformance(graph);
+    expect_conformance(graph, {{"threads", "2"}}, HB_PLACEMENT_HOST);
+}
+
+TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
+    Builder b;
+    const int x = b.conv("conv", b.input({2, 3, 8, 8}), 8, 3, 1, 1);
+    b.loss("loss", b.conv("out", b.relu("relu", b.batchnorm("bn", x)), 4, 1, 1, 0));
+    hb_optimizer o{};
+    o.variant = HB_RMSPROP_TENSORFLOW;
+    o.learning_rate = 1e-3f;
+    o.alpha = 0.9f;
+    o.eps = 1e-10f;
+    o.momentum = 0.5f;
+    o.weight_decay = 1e-2f;
+    o.initial_square_average = 1.0f;
+    expect_conformance(b.take(), {{"threads", "1"}}, HB_PLACEMENT_DEVICE, o);
+}
+
+// ---------------------------------------------------------------- the stacked hourglass
+
+harness::model::HourglassSpec small_hourglass() {
+    harness::model::HourglassSpec spec;
+    spec.stacks = 2;
+    spec.features = 32;
+    spec.depth = 2;
+    spec.joints = 4;
+    spec.input_size = 64;
+    spec.batch = 2;
+    return spec;
+}
+
+TEST(OnednnConformance, SmallHourglass) {
+    expect_conformance(harness::model::build_hourglass(small_hourglass()), {{"threads", "1"}},
+                       HB_PLACEMENT_DEVICE, torch_rmsprop(), 8);
+}
+
+TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
+    harness::model::HourglassSpec spec = small_hourglass();
+    spec.conv_bias = false;
+    spec.features = 16;  // every residual of the stacks keeps its input width: identity skips
+    expect_conformance(harness::model::build_hourglass(spec),
+                       {{"fuse_batchnorm_relu", "false"}, {"threads", "1"}}, HB_PLACEMENT_HOST,
+                       torch_rmsprop(), 1);
+}
+
+// -------------------------------------------------------------------------- the session
+
+hb_status create_status(const char* device, const std::vector<hb_option>& options,
+                        std::string* message) {
+    const Graph graph = harness::model::build_hourglass(small_hourglass());
+    const AbiGraph abi(graph);
+    const hb_optimizer optimizer = torch_rmsprop();
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = abi.get();
+    desc.optimizer = &optimizer;
+    desc.device = device;
+    desc.num_options = static_cast<int32_t>(options.size());
+    desc.options = options.data();
+    try {
+        onednn_backend::OnednnSession session(desc);
+        return HB_OK;
+    } catch (const hb::Error& e) {
+        *message = e.what();
+        return e.status();
+    }
+}
+
+TEST(OnednnSession, RejectsOtherDevicesAndUnknownOptions) {
+    std::string message;
+    EXPECT_EQ(create_status("cuda:0", {}, &message), HB_UNAVAILABLE);
+    EXPECT_NE(message.find("cuda:0"), std::string::npos) << message;
+    EXPECT_EQ(create_status("cpu", {{"thread", "2"}}, &message), HB_UNSUPPORTED);
+    EXPECT_NE(message.find("thread"), std::string::npos) << message;
+    EXPECT_EQ(create_status("cpu", {{"threads", "0"}}, &message), HB_UNSUPPORTED);
+    EXPECT_EQ(create_status("cpu", {{"threads", "2"}}, &message), HB_OK);
+}
+
+TEST(OnednnSession, ReportsMemoryAndManifest) {
+    const Graph graph = harness::model::build_hourglass(small_hourglass());
+    const AbiGraph abi(graph);
+    const hb_optimizer optimizer = torch_rmsprop();
+    const std::vector<hb_option> options = {{"threads", "2"}};
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = abi.get();
+    desc.optimizer = &optimizer;
+    desc.device = "cpu";
+    desc.num_options = 1;
+    desc.options = options.data();
+    onednn_backend::OnednnSession session(desc);
+    EXPECT_GT(session.peak_memory_bytes(), 0u);
+    const std::string manifest = session.manifest_json();
+    EXPECT_NE(manifest.find("\"math\": \"fp32\""), std::string::npos) << manifest;
+    EXPECT_NE(manifest.find("\"threads\": 2"), std::string::npos) << manifest;
+    EXPECT_NE(manifest.find("\"convolution_forward\""), std::string::npos) << manifest;
+    EXPECT_NE(manifest.find("\"batchnorm_relu\""), std::string::npos) << manifest;
+    EXPECT_EQ(manifest.find("ref:"), std::string::npos) << manifest;
+}
+
+}  // namespace

@@ -1,0 +1,8 @@
+# The oneDNN backend's tests, when the plugin is built: its host-side logic (graph analysis, arena,
+# layouts, kernels) and its training step against the reference backend, layer kind by layer kind
+# and on a small stacked hourglass.
+if(TARGET hb_onednn)
+  hb_add_test(onednn_test
+    SOURCES onednn_test.cpp
+    LIBS hb_onednn_kernels hb_reference_kernels hb_model hb_data)
+endif()
