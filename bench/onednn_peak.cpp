@@ -1,0 +1,150 @@
+// The attainable float32 rate of this machine for the hourglass's convolutions, in GFLOP/s:
+//   onednn_peak fma [threads]
+//       the register-only FMA rate (AVX2/FMA, 256-bit), the hardware's ceiling;
+//   onednn_peak conv [threads] [N C K HW kernel] [fwd|bwd_data|bwd_weights]
+//       one oneDNN convolution (stride 1, "same" padding, layouts of its choice) timed over
+//       repeated runs, best of 10. Defaults: 2 threads, N=6, 256 -> 256 channels, 64x64, 3x3, fwd.
+#include <immintrin.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Ten independent accumulators hide the FMA latency; the compiler must not fold the loop.
+__attribute__((target("avx2,fma"))) float fma_loop(long iterations) {
+    __m256 acc[10];
+    for (int k = 0; k < 10; ++k) acc[k] = _mm256_set1_ps(0.001f * float(k));
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    for (long i = 0; i < iterations; ++i)
+        for (int k = 0; k < 10; ++k) acc[k] = _mm256_fmadd_ps(acc[k], a, b);
+    __m256 sum = acc[0];
+    for (int k = 1; k < 10; ++k) sum = _mm256_add_ps(sum, acc[k]);
+    float out[8];
+    _mm256_storeu_ps(out, sum);
+    return out[0];
+}
+
+int fma_peak(int threads) {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        std::fprintf(stderr, "this CPU has no AVX2/FMA\n");
+        return 1;
+    }
+    const long iterations = 200'000'000;
+    double best = 1e30;
+    float sink = 0;
+    for (int r = 0; r < 3; ++r) {
+        const auto start = Clock::now();
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+        sink += fma_loop(iterations);
+        best = std::min(best, seconds_since(start));
+    }
+    const double flops = 2.0 * 8 * 10 * double(iterations) * threads;
+    std::printf("fma threads=%d: %.1f GFLOP/s (checksum %g)\n", threads, flops / best * 1e-9,
+                double(sink));
+    return 0;
+}
+
+dnnl::memory filled(const dnnl::memory::desc& d, const dnnl::engine& engine, float value) {
+    dnnl::memory m(d, engine);
+    auto* p = static_cast<float*>(m.get_data_handle());
+    std::fill(p, p + d.get_size() / sizeof(float), value);
+    return m;
+}
+
+int conv_rate(int threads, long n, long c, long k, long hw, long kernel, const std::string& pass) {
+    omp_set_num_threads(threads);
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    const long pad = kernel / 2;
+    const dnnl::memory::desc src({n, c, hw, hw}, dt::f32, tag::any);
+    const dnnl::memory::desc weights({k, c, kernel, kernel}, dt::f32, tag::any);
+    const dnnl::memory::desc bias({k}, dt::f32, tag::a);
+    const dnnl::memory::desc dst({n, k, hw, hw}, dt::f32, tag::any);
+    const dnnl::memory::dims stride{1, 1}, padding{pad, pad};
+    const dnnl::convolution_forward::primitive_desc fwd(
+        {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, weights, bias,
+         dst, stride, padding, padding},
+        engine);
+
+    dnnl::primitive prim;
+    std::unordered_map<int, dnnl::memory> args;
+    std::string impl;
+    if (pass == "fwd") {
+        prim = dnnl::convolution_forward(fwd);
+        args = {{DNNL_ARG_SRC, filled(fwd.src_desc(), engine, 0.5f)},
+                {DNNL_ARG_WEIGHTS, filled(fwd.weights_desc(), engine, 0.01f)},
+                {DNNL_ARG_BIAS, filled(fwd.bias_desc(), engine, 0.1f)},
+                {DNNL_ARG_DST, filled(fwd.dst_desc(), engine, 0.0f)}};
+        impl = fwd.impl_info_str();
+    } else if (pass == "bwd_data") {
+        const dnnl::convolution_backward_data::primitive_desc pd(
+            {dnnl::algorithm::convolution_direct, fwd.src_desc(), weights, fwd.dst_desc(), stride,
+             padding, padding},
+            engine, fwd);
+        prim = dnnl::convolution_backward_data(pd);
+        args = {{DNNL_ARG_DIFF_SRC, filled(pd.diff_src_desc(), engine, 0.0f)},
+                {DNNL_ARG_WEIGHTS, filled(pd.weights_desc(), engine, 0.01f)},
+                {DNNL_ARG_DIFF_DST, filled(pd.diff_dst_desc(), engine, 0.5f)}};
+        impl = pd.impl_info_str();
+    } else if (pass == "bwd_weights") {
+        const dnnl::convolution_backward_weights::primitive_desc pd(
+            {dnnl::algorithm::convolution_direct, fwd.src_desc(), weights, bias, fwd.dst_desc(),
+             stride, padding, padding},
+            engine, fwd);
+        prim = dnnl::convolution_backward_weights(pd);
+        args = {{DNNL_ARG_SRC, filled(pd.src_desc(), engine, 0.5f)},
+                {DNNL_ARG_DIFF_WEIGHTS, filled(pd.diff_weights_desc(), engine, 0.0f)},
+                {DNNL_ARG_DIFF_BIAS, filled(pd.diff_bias_desc(), engine, 0.0f)},
+                {DNNL_ARG_DIFF_DST, filled(pd.diff_dst_desc(), engine, 0.5f)}};
+        impl = pd.impl_info_str();
+    } else {
+        std::fprintf(stderr, "unknown pass '%s' (fwd, bwd_data or bwd_weights)\n", pass.c_str());
+        return 2;
+    }
+
+    const double flops =
+        2.0 * double(n) * double(c) * double(k) * double(kernel * kernel) * double(hw * hw);
+    prim.execute(stream, args);
+    stream.wait();
+    double best = 1e30;
+    for (int r = 0; r < 10; ++r) {
+        const auto start = Clock::now();
+        prim.execute(stream, args);
+        stream.wait();
+        best = std::min(best, seconds_since(start));
+    }
+    std::printf("conv %s %s N=%ld %ld->%ld %ldx%ld k=%ld threads=%d: %.2f ms, %.1f GFLOP/s\n",
+                pass.c_str(), impl.c_str(), n, c, k, hw, hw, kernel, threads, best * 1e3,
+                flops / best * 1e-9);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "conv";
+    const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+    if (mode == "fma") return fma_peak(threads);
+    if (mode != "conv") {
+        std::fprintf(stderr, "usage: %s fma|conv [threads] [N C K HW kernel] [pass]\n", argv[0]);
+        return 2;
+    }
+    auto arg = [&](int i, long fallback) { return argc > i ? std::atol(argv[i]) : fallback; };
+    return conv_rate(threads, arg(3, 6), arg(4, 256), arg(5, 256), arg(6, 64), arg(7, 3),
+                     argc > 8 ? argv[8] : "fwd");
+}
