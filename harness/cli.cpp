@@ -57,6 +57,10 @@ int main_cli(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     report_cmd->add_option("--baseline", report.baseline,
                            "Add a column: each median divided by this backend's median");
+    report_cmd
+        ->add_option("--attainable", report.attainable_gflops,
+                     "Add a column: each row's GFLOP/s as a fraction of this attainable rate")
+        ->check(CLI::PositiveNumber);
     report_cmd->add_option("--output", report.output, "Write the Markdown here (default: stdout)");
 
     bool list_json = false;

@@ -35,6 +35,7 @@ struct ReportArgs {
     std::vector<std::string> csvs;
     std::string baseline;  // backend name the others are compared with; empty = none
     std::string output;    // Markdown file; empty = stdout
+    double attainable_gflops = 0;
 };
 int report_command(const ReportArgs& args);
 

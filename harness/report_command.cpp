@@ -20,7 +20,8 @@ int report_command(const ReportArgs& args) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
         return kExitUsage;
     }
-    const std::string markdown = results::markdown_report(rows, args.baseline);
+    const std::string markdown =
+        results::markdown_report(rows, {args.baseline, args.attainable_gflops});
     if (args.output.empty()) {
         std::cout << markdown;
         return kExitOk;

@@ -217,6 +217,13 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
     EXPECT_NE(r.output.find(" 1.00x |"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("- config: check"), std::string::npos) << r.output;
 
+    // Each row's rate as a fraction of the machine's attainable rate; that rate must be positive.
+    r = run_harness("report " + (dir / "a.csv") + " --attainable 1000");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("| of 1000.0 GFLOP/s |"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("% |"), std::string::npos) << r.output;
+    EXPECT_EQ(run_harness("report " + (dir / "a.csv") + " --attainable -3").exit_code, 2);
+
     ASSERT_EQ(run_harness("report " + (dir / "a.csv") + " --output " + (dir / "a.md")).exit_code,
               0);
     EXPECT_TRUE(fs::exists(dir / "a.md"));

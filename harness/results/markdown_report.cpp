@@ -46,7 +46,9 @@ std::string cell(std::string s) {
 
 }  // namespace
 
-std::string markdown_report(const std::vector<CsvRow>& rows, const std::string& baseline) {
+std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions& options) {
+    const std::string& baseline = options.baseline;
+    const bool attainable = options.attainable_gflops > 0;
     std::string out;
     out += fmt::format("- config: {} (sha256 {})\n", distinct(rows, "config_name"),
                        distinct(rows, "config_sha256").substr(0, 16));
@@ -64,8 +66,10 @@ std::string markdown_report(const std::vector<CsvRow>& rows, const std::string& 
     out +=
         "| backend | device | status | check | math | threads | median ms | IQR ms | "
         "images/s | GFLOP/s | peak MiB | first loss | last loss |";
+    if (attainable) out += fmt::format(" of {:.1f} GFLOP/s |", options.attainable_gflops);
     out += baseline.empty() ? "\n" : fmt::format(" vs {} |\n", cell(baseline));
     out += "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|";
+    if (attainable) out += "---:|";
     out += baseline.empty() ? "\n" : "---:|\n";
     for (const auto& r : rows) {
         std::string status = get(r, "status");
@@ -77,6 +81,11 @@ std::string markdown_report(const std::vector<CsvRow>& rows, const std::string& 
             get(r, "math_mode"), get(r, "threads"), fixed(r, "median_ms", 2), fixed(r, "iqr_ms", 2),
             fixed(r, "images_per_s", 1), fixed(r, "gflops", 1), fixed(r, "peak_memory_mb", 0),
             get(r, "first_loss"), get(r, "last_loss"));
+        if (attainable) {
+            const double gflops = number(r, "gflops");
+            out += gflops > 0 ? fmt::format(" {:.1f}% |", 100 * gflops / options.attainable_gflops)
+                              : " |";
+        }
         if (!baseline.empty()) {
             auto b = baseline_ms.find(get(r, "config_sha256"));
             const double ms = number(r, "median_ms");
