@@ -404,6 +404,55 @@ TEST(OnednnKernels, SquaredErrorSkipsPaddingAndRunningStatisticsAreUnbiased) {
     EXPECT_FLOAT_EQ(rv[0], 0.9f + 0.1f * 3.0f * 4.0f / 3.0f);
 }
 
+// One plane of 4x4 pixels of `block` channels in nChw<block>c: channel c of pixel (h, w).
+float pixel(const std::vector<float>& v, int block, int h, int w, int c) {
+    return v[static_cast<size_t>(((h * 4) + w) * block + c)];
+}
+
+TEST(OnednnKernels, PoolingAndUpsamplingLoopsInBlockedLayouts) {
+    for (int block : {1, 8}) {
+        std::vector<float> x(static_cast<size_t>(16 * block));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 13);
+        // Channel 0 of the first window: all equal, so the first (top left) is the maximum.
+        for (int k : {0, 1, 4, 5}) x[static_cast<size_t>(k * block)] = 20.0f;
+        std::vector<float> y(static_cast<size_t>(4 * block));
+        std::vector<uint8_t> argmax(y.size());
+        onednn_backend::max_pool_2x2_forward(1, 4, 4, block, x.data(), y.data(), argmax.data(), 2);
+        std::vector<float> dy(y.size()), dx(x.size(), -1.0f);
+        for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0f + static_cast<float>(i);
+        onednn_backend::max_pool_2x2_backward(1, 4, 4, block, dy.data(), argmax.data(), dx.data(),
+                                              2);
+        for (int oh = 0; oh < 2; ++oh)
+            for (int ow = 0; ow < 2; ++ow)
+                for (int c = 0; c < block; ++c) {
+                    float best = -1;
+                    int first = -1;
+                    for (int k = 0; k < 4; ++k) {
+                        const float v = pixel(x, block, 2 * oh + k / 2, 2 * ow + k % 2, c);
+                        if (v > best) best = v, first = k;
+                    }
+                    const size_t out = static_cast<size_t>((oh * 2 + ow) * block + c);
+                    EXPECT_EQ(y[out], best);
+                    EXPECT_EQ(argmax[out], first);
+                    for (int k = 0; k < 4; ++k)
+                        EXPECT_EQ(pixel(dx, block, 2 * oh + k / 2, 2 * ow + k % 2, c),
+                                  k == first ? dy[out] : 0.0f);
+                }
+        EXPECT_EQ(argmax[0], 0);
+
+        std::vector<float> small(y.size(), -1.0f);
+        onednn_backend::upsample_2x_backward(1, 4, 4, block, x.data(), small.data(), 2);
+        for (int oh = 0; oh < 2; ++oh)
+            for (int ow = 0; ow < 2; ++ow)
+                for (int c = 0; c < block; ++c) {
+                    float sum = 0;
+                    for (int k = 0; k < 4; ++k)
+                        sum += pixel(x, block, 2 * oh + k / 2, 2 * ow + k % 2, c);
+                    EXPECT_FLOAT_EQ(small[static_cast<size_t>((oh * 2 + ow) * block + c)], sum);
+                }
+    }
+}
+
 // ------------------------------------------------------------- conformance, layer by layer
 
 TEST(OnednnConformance, Convolutions) {
@@ -449,7 +498,10 @@ TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
     const int cropped = b.conv("crop", x, 8, 3, 1, 0);                // 18 -> 16
     const int sum = b.add("add", {wide, cropped, wide});              // one input twice
     b.loss("loss", b.conv("out", sum, 8, 1, 1, 0));
-    expect_conformance(b.take(), {{"threads", "2"}});
+    const Graph graph = b.take();
+    // The even sizes run the plugin's own pooling loops by default, the odd one oneDNN's.
+    expect_conformance(graph, {{"threads", "2"}});
+    expect_conformance(graph, {{"threads", "2"}, {"native_pooling", "false"}});
 }
 
 TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolution) {
@@ -559,6 +611,40 @@ TEST(OnednnSession, ReportsMemoryAndManifest) {
     EXPECT_NE(manifest.find("\"convolution_forward\""), std::string::npos) << manifest;
     EXPECT_NE(manifest.find("\"batchnorm_relu\""), std::string::npos) << manifest;
     EXPECT_EQ(manifest.find("ref:"), std::string::npos) << manifest;
+    EXPECT_NE(manifest.find("\"native:2x2\""), std::string::npos) << manifest;
+    EXPECT_EQ(manifest.find("\"profile\""), std::string::npos) << manifest;
+}
+
+TEST(OnednnSession, ProfileReportsMillisecondsPerStepByOperationKind) {
+    const Graph graph = harness::model::build_hourglass(small_hourglass());
+    const AbiGraph abi(graph);
+    const hb_optimizer optimizer = torch_rmsprop();
+    const std::vector<hb_option> options = {{"threads", "1"}, {"profile", "true"}};
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = abi.get();
+    desc.optimizer = &optimizer;
+    desc.device = "cpu";
+    desc.num_options = 2;
+    desc.options = options.data();
+    onednn_backend::OnednnSession session(desc);
+    const auto state = harness::data::initial_state(graph, 3);
+    const auto batches = harness::data::make_batches(graph, 3, 1);
+    std::vector<const float*> tensors, inputs, targets;
+    for (const auto& t : state) tensors.push_back(t.data());
+    inputs.push_back(batches.inputs[0].data());
+    targets.push_back(batches.targets[0].data());
+    session.load_state(tensors.data());
+    session.set_batches(1, inputs.data(), targets.data());
+    session.step(0);
+    session.step(0);
+    const std::string manifest = session.manifest_json();
+    const size_t profile = manifest.find("\"profile\"");
+    ASSERT_NE(profile, std::string::npos) << manifest;
+    for (const char* kind : {"convolution_backward_weights", "pooling_forward", "rmsprop update"})
+        EXPECT_NE(manifest.find(std::string("\"") + kind + "\": {\"ms_per_step\"", profile),
+                  std::string::npos)
+            << kind << " in " << manifest;
 }
 
 }  // namespace

@@ -97,6 +97,19 @@ void Network::build_backward(int l) {
             break;
         case HB_LAYER_MAXPOOL2D: {
             if (!p.pool_backward) break;
+            if (const int block = native_block(l)) {
+                const Dims& d = graph_.values[x];
+                const int64_t planes = floats_of(plan_.values[x]) / (d.h * d.w * block);
+                const Ref argmax{native_workspace(l), workspace_block_[l], {}};
+                const Ref dx = gradient_destination(first, plan_.values[x], l, then);
+                note_impl("pooling_backward", "native:2x2");
+                backward_ops_.push_back(host_op(l, "pooling_backward", [=] {
+                    max_pool_2x2_backward(planes, d.h, d.w, block, data(gout),
+                                          reinterpret_cast<const uint8_t*>(data(argmax)), data(dx),
+                                          threads);
+                }));
+                break;
+            }
             std::vector<std::pair<int, Ref>> refs = {
                 {DNNL_ARG_DIFF_DST, gout},
                 {DNNL_ARG_DIFF_SRC, gradient_destination(first, plan_.values[x], l, then)}};
@@ -111,6 +124,16 @@ void Network::build_backward(int l) {
         }
         case HB_LAYER_UPSAMPLE:
             if (!p.upsample_backward) break;
+            if (const int block = native_block(l)) {
+                const Dims& d = graph_.values[layer.output];
+                const int64_t planes = floats_of(plan_.values[x]) / (d.h / 2 * (d.w / 2) * block);
+                const Ref dx = gradient_destination(first, plan_.values[x], l, then);
+                note_impl("resampling_backward", "native:2x");
+                backward_ops_.push_back(host_op(l, "resampling_backward", [=] {
+                    upsample_2x_backward(planes, d.h, d.w, block, data(gout), data(dx), threads);
+                }));
+                break;
+            }
             backward_ops_.push_back(primitive_op(
                 l, "resampling_backward", p.upsample_backward,
                 make_primitive<dnnl::resampling_backward>(name, "resampling_backward",

@@ -107,6 +107,18 @@ void Network::build_forward(int l) {
                              {{DNNL_ARG_SRC, value_ref(x)}, {DNNL_ARG_DST, out}}));
             break;
         case HB_LAYER_MAXPOOL2D: {
+            if (const int block = native_block(l)) {
+                const Dims& d = graph_.values[x];
+                const int64_t planes = floats_of(plan_.values[x]) / (d.h * d.w * block);
+                const Ref source = value_ref(x);
+                const Ref argmax{native_workspace(l), workspace_block_[l], {}};
+                note_impl("pooling_forward", "native:2x2");
+                forward_ops_.push_back(host_op(l, "pooling_forward", [=] {
+                    max_pool_2x2_forward(planes, d.h, d.w, block, data(source), data(out),
+                                         reinterpret_cast<uint8_t*>(data(argmax)), threads);
+                }));
+                break;
+            }
             std::vector<std::pair<int, Ref>> refs = {{DNNL_ARG_SRC, value_ref(x)},
                                                      {DNNL_ARG_DST, out}};
             if (workspace_block_[l] >= 0)

@@ -1,5 +1,6 @@
 #include "json.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace onednn_backend {
@@ -45,6 +46,12 @@ JsonObject& JsonObject::add(const std::string& key, int64_t value) {
 
 JsonObject& JsonObject::add(const std::string& key, uint64_t value) {
     return add(key, std::to_string(value));
+}
+
+JsonObject& JsonObject::add(const std::string& key, double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", std::isfinite(value) ? value : 0.0);
+    return add(key, std::string(text));
 }
 
 JsonObject& JsonObject::add_string(const std::string& key, const std::string& value) {

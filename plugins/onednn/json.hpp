@@ -15,6 +15,7 @@ public:
     JsonObject& add(const std::string& key, int64_t value);
     JsonObject& add(const std::string& key, uint64_t value);
     JsonObject& add(const std::string& key, int value) { return add(key, int64_t{value}); }
+    JsonObject& add(const std::string& key, double value);
     JsonObject& add_string(const std::string& key, const std::string& value);
     std::string str() const { return "{" + body_ + "}"; }
 

@@ -206,4 +206,87 @@ void update_running_statistics(int64_t channels, const float* mean, const float*
     }
 }
 
+namespace {
+
+constexpr int kMaxBlock = 16;
+
+// Calls body(plane, output row) for every row of the smaller image, split over the threads.
+template <class Body>
+void for_each_row(int64_t planes, int64_t rows, int threads, Body body) {
+#pragma omp parallel for num_threads(threads) schedule(static) collapse(2)
+    for (int64_t p = 0; p < planes; ++p)
+        for (int64_t r = 0; r < rows; ++r) body(p, r);
+}
+
+}  // namespace
+
+void max_pool_2x2_forward(int64_t planes, int64_t h, int64_t w, int block, const float* x, float* y,
+                          uint8_t* argmax, int threads) {
+    const int64_t oh = h / 2, ow = w / 2, row = w * block;
+    for_each_row(planes, oh, threads, [=](int64_t p, int64_t r) {
+        const float* top = x + (p * h + 2 * r) * row;
+        const float* bottom = top + row;
+        float* out = y + (p * oh + r) * ow * block;
+        uint8_t* from = argmax + (p * oh + r) * ow * block;
+        for (int64_t j = 0; j < ow; ++j) {
+            const float* a = top + 2 * j * block;
+            const float* b = bottom + 2 * j * block;
+            // The first maximum of each pair, then of the two pairs, in float selects only so
+            // that it vectorises; still the first maximum in row-major order.
+            float index[kMaxBlock];
+#pragma omp simd
+            for (int c = 0; c < block; ++c) {
+                const float a0 = a[c], a1 = a[block + c], b0 = b[c], b1 = b[block + c];
+                const float top_max = a1 > a0 ? a1 : a0, bottom_max = b1 > b0 ? b1 : b0;
+                const float top_index = a1 > a0 ? 1.0f : 0.0f;
+                const float bottom_index = b1 > b0 ? 3.0f : 2.0f;
+                out[j * block + c] = bottom_max > top_max ? bottom_max : top_max;
+                index[c] = bottom_max > top_max ? bottom_index : top_index;
+            }
+            for (int c = 0; c < block; ++c) from[j * block + c] = static_cast<uint8_t>(index[c]);
+        }
+    });
+}
+
+void max_pool_2x2_backward(int64_t planes, int64_t h, int64_t w, int block, const float* dy,
+                           const uint8_t* argmax, float* dx, int threads) {
+    const int64_t oh = h / 2, ow = w / 2, row = w * block;
+    for_each_row(planes, oh, threads, [=](int64_t p, int64_t r) {
+        float* top = dx + (p * h + 2 * r) * row;
+        float* bottom = top + row;
+        const float* g = dy + (p * oh + r) * ow * block;
+        const uint8_t* from = argmax + (p * oh + r) * ow * block;
+        for (int64_t j = 0; j < ow; ++j) {
+            float* a = top + 2 * j * block;
+            float* b = bottom + 2 * j * block;
+#pragma omp simd
+            for (int c = 0; c < block; ++c) {
+                const float v = g[j * block + c];
+                const uint8_t k = from[j * block + c];
+                a[c] = k == 0 ? v : 0.0f;
+                a[block + c] = k == 1 ? v : 0.0f;
+                b[c] = k == 2 ? v : 0.0f;
+                b[block + c] = k == 3 ? v : 0.0f;
+            }
+        }
+    });
+}
+
+void upsample_2x_backward(int64_t planes, int64_t h, int64_t w, int block, const float* dy,
+                          float* dx, int threads) {
+    const int64_t oh = h / 2, ow = w / 2, row = w * block;
+    for_each_row(planes, oh, threads, [=](int64_t p, int64_t r) {
+        const float* top = dy + (p * h + 2 * r) * row;
+        const float* bottom = top + row;
+        float* out = dx + (p * oh + r) * ow * block;
+        for (int64_t j = 0; j < ow; ++j) {
+            const float* a = top + 2 * j * block;
+            const float* b = bottom + 2 * j * block;
+#pragma omp simd
+            for (int c = 0; c < block; ++c)
+                out[j * block + c] = (a[c] + a[block + c]) + (b[c] + b[block + c]);
+        }
+    });
+}
+
 }  // namespace onednn_backend

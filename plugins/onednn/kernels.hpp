@@ -1,7 +1,8 @@
 // The parts of the training step oneDNN has no primitive for, as vectorised OpenMP loops over
 // whole buffers: the MSE loss, gradient accumulation, the RMSProp update and the batch-norm
-// running statistics. `mask` (may be null) marks the floats of a blocked buffer that hold elements;
-// the others are channel padding and stay zero.
+// running statistics; and the memory-bound 2x2 pooling and upsampling loops, which oneDNN 2.6
+// runs at a fraction of the memory bandwidth on AVX2. `mask` (may be null) marks the floats of a
+// blocked buffer that hold elements; the others are channel padding and stay zero.
 #pragma once
 
 #include "hb/plugin.h"
@@ -38,5 +39,22 @@ void batch_statistics(int64_t batch, int64_t channels, int64_t plane, int block,
 void update_running_statistics(int64_t channels, const float* mean, const float* variance,
                                double momentum, double count, float* running_mean,
                                float* running_var);
+
+// The 2x2 pooling and 2x upsampling loops work on an activation in NCHW (block 1) or
+// nChw<block>c, as `planes` = batch * ceil(channels / block) planes of h x w pixels of `block`
+// floats; h and w are the larger image's (the pooling input, the upsampling output), both even.
+
+// y = the maximum of each 2x2 window; argmax = which of its four inputs (0..3 in row-major order,
+// the first of equal maxima) it came from.
+void max_pool_2x2_forward(int64_t planes, int64_t h, int64_t w, int block, const float* x, float* y,
+                          uint8_t* argmax, int threads);
+
+// dx = dy at the position each window's maximum came from, 0 at the three others.
+void max_pool_2x2_backward(int64_t planes, int64_t h, int64_t w, int block, const float* dy,
+                           const uint8_t* argmax, float* dx, int threads);
+
+// Nearest-neighbour 2x upsampling backward: dx = the sum of dy over each 2x2 block.
+void upsample_2x_backward(int64_t planes, int64_t h, int64_t w, int block, const float* dy,
+                          float* dx, int threads);
 
 }  // namespace onednn_backend

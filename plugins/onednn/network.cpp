@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace onednn_backend {
@@ -101,7 +102,7 @@ void Network::plan_value_blocks() {
                 add_block(p.source, forward_step(l), p.conv_weights ? until : forward_step(l));
         dnnl::memory::desc workspace;
         if (p.batchnorm) workspace = p.batchnorm.workspace_desc();
-        if (p.pool) workspace = p.pool.workspace_desc();
+        if (p.pool) workspace = native_block(l) ? native_workspace(l) : p.pool.workspace_desc();
         if (!workspace.is_zero() && workspace.get_size() > 0) {
             workspace_block_[l] = add_block(workspace, forward_step(l), until);
             workspace_bytes_ += workspace.get_size();
@@ -180,12 +181,20 @@ float* Network::data(const Ref& ref) const {
 }
 
 void Network::run(std::vector<Op>& ops) {
+    using Clock = std::chrono::steady_clock;
     for (Op& op : ops) {
         try {
+            const Clock::time_point start = settings_.profile ? Clock::now() : Clock::time_point{};
             if (op.host)
                 op.host();
             else
                 op.primitive.execute(stream_, op.args);
+            if (settings_.profile) {
+                // The CPU stream runs each primitive to completion before execute returns.
+                auto& [ms, count] = profile_[op.what];
+                ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+                ++count;
+            }
         } catch (const dnnl::error& e) {
             const std::string layer = op.layer >= 0 ? graph_.layers[op.layer].name : "(graph)";
             throw hb::Error("layer '" + layer + "': " + op.what + " failed: " + e.what());
@@ -215,6 +224,7 @@ double Network::forward(int batch) {
             current_targets_[k] = batch_targets_[k][b].floats();
     }
     run(forward_ops_);
+    ++profiled_steps_;
     double loss = 0;
     for (const LossLayer& l : losses_) loss += l.loss;
     return loss;
@@ -225,9 +235,16 @@ void Network::backward() {
 }
 
 void Network::update() {
+    const auto start = std::chrono::steady_clock::now();
     rmsprop_update(settings_.optimizer, parameter_floats_, parameters_.floats(),
                    gradients_buffer_.floats(), square_averages_.floats(), momentum_.floats(),
                    settings_.threads);
+    if (settings_.profile) {
+        auto& [ms, count] = profile_["rmsprop update"];
+        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+        ++count;
+    }
     run(refresh_ops_);
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -23,6 +24,8 @@ struct NetworkSettings {
     int threads = 1;
     hb_placement placement = HB_PLACEMENT_DEVICE;
     bool fuse_batchnorm_relu = true;
+    bool native_pooling = true;  // 2x2 max pooling and upsampling backward with kernels.hpp
+    bool profile = false;        // time every operation; the manifest reports ms per step by kind
     hb_optimizer optimizer{};
 };
 
@@ -88,6 +91,10 @@ private:
     int add_block(const dnnl::memory::desc& md, int first, int last);
     void plan_value_blocks();
     void plan_parameters();
+    // The channel block of a pooling or upsampling layer run by the plugin's own loops, 0 when
+    // oneDNN's primitive runs it; and, for pooling, the bytes its argmax workspace takes.
+    int native_block(int layer) const;
+    dnnl::memory::desc native_workspace(int layer) const;
     void build_forward(int layer);
     void build_backward(int layer);
     void allocate_and_bind();
@@ -112,6 +119,7 @@ private:
     float* data(const Ref& ref) const;
     void run(std::vector<Op>& ops);
     void note_impl(const char* kind, const dnnl::primitive_desc_base& pd);
+    void note_impl(const char* kind, const std::string& impl);
 
     NetworkSettings settings_;
     Graph graph_;
@@ -149,6 +157,10 @@ private:
     std::vector<AlignedBuffer> staged_targets_;
     dnnl::reorder stage_input_;
     std::vector<dnnl::reorder> stage_targets_;
+
+    // Profile: per operation kind, the milliseconds spent and the operations run, over all steps.
+    std::map<std::string, std::pair<double, int64_t>> profile_;
+    int64_t profiled_steps_ = 0;
 
     // Manifest.
     std::vector<std::pair<std::string, std::vector<std::pair<std::string, int>>>> impls_;

@@ -36,7 +36,10 @@ Network::Ref Network::tensor_gradient_ref(int t, int layer) {
 }
 
 void Network::note_impl(const char* kind, const dnnl::primitive_desc_base& pd) {
-    const std::string impl = pd.impl_info_str();
+    note_impl(kind, pd.impl_info_str());
+}
+
+void Network::note_impl(const char* kind, const std::string& impl) {
     auto it = std::find_if(impls_.begin(), impls_.end(),
                            [&](const auto& entry) { return entry.first == kind; });
     if (it == impls_.end()) it = impls_.insert(impls_.end(), {kind, {}});
@@ -77,6 +80,24 @@ Network::Op Network::reorder_op(int layer, const Ref& from, const Ref& to, bool 
     });
     return primitive_op(layer, "reorder", pd, make_primitive<dnnl::reorder>(name, "reorder", pd),
                         {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+int Network::native_block(int l) const {
+    const Layer& layer = graph_.layers[l];
+    if (!settings_.native_pooling ||
+        (layer.kind != HB_LAYER_MAXPOOL2D && layer.kind != HB_LAYER_UPSAMPLE))
+        return 0;
+    const Dims& larger =
+        graph_.values[layer.kind == HB_LAYER_MAXPOOL2D ? layer.inputs[0] : layer.output];
+    if (larger.h % 2 != 0 || larger.w % 2 != 0) return 0;
+    const int block = channel_block(plan_.values[layer.inputs[0]]);
+    return block == channel_block(plan_.values[layer.output]) ? block : 0;
+}
+
+dnnl::memory::desc Network::native_workspace(int l) const {
+    return {{floats_of(plan_.values[graph_.layers[l].output])},
+            dnnl::memory::data_type::u8,
+            dnnl::memory::format_tag::a};
 }
 
 Network::Op Network::host_op(int layer, const char* what, std::function<void()> body) {

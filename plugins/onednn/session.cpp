@@ -31,6 +31,8 @@ NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
     const long hardware = std::max(1u, std::thread::hardware_concurrency());
     s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
     s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
+    s.native_pooling = options.get_bool("native_pooling", true);
+    s.profile = options.get_bool("profile", false);
     options.check_all_used();
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;

@@ -13,7 +13,10 @@ namespace onednn_backend {
 class OnednnSession : public hb::Session {
 public:
     // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options `threads` (default:
-    // the hardware's thread count) and `fuse_batchnorm_relu` (default true).
+    // the hardware's thread count), `fuse_batchnorm_relu` (default true), `native_pooling` (default
+    // true: 2x2 max pooling and upsampling backward with the plugin's own loops instead of oneDNN's
+    // primitives) and `profile` (default false: time every operation and report milliseconds per
+    // step by kind in the manifest).
     explicit OnednnSession(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;
