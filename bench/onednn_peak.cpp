@@ -4,6 +4,8 @@
 //   onednn_peak conv [threads] [N C K HW kernel] [fwd|bwd_data|bwd_weights]
 //       one oneDNN convolution (stride 1, "same" padding, layouts of its choice) timed over
 //       repeated runs, best of 10. Defaults: 2 threads, N=6, 256 -> 256 channels, 64x64, 3x3, fwd.
+//   onednn_peak conv ... PASS any|nchw|nhwc
+//       the same with the activations in a plain layout instead of the one oneDNN prefers.
 #include <immintrin.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -66,15 +68,17 @@ dnnl::memory filled(const dnnl::memory::desc& d, const dnnl::engine& engine, flo
     return m;
 }
 
-int conv_rate(int threads, long n, long c, long k, long hw, long kernel, const std::string& pass) {
+int conv_rate(int threads, long n, long c, long k, long hw, long kernel, const std::string& pass,
+              const std::string& layout) {
+    const tag activations = layout == "nchw" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
     omp_set_num_threads(threads);
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
     const long pad = kernel / 2;
-    const dnnl::memory::desc src({n, c, hw, hw}, dt::f32, tag::any);
+    const dnnl::memory::desc src({n, c, hw, hw}, dt::f32, activations);
     const dnnl::memory::desc weights({k, c, kernel, kernel}, dt::f32, tag::any);
     const dnnl::memory::desc bias({k}, dt::f32, tag::a);
-    const dnnl::memory::desc dst({n, k, hw, hw}, dt::f32, tag::any);
+    const dnnl::memory::desc dst({n, k, hw, hw}, dt::f32, activations);
     const dnnl::memory::dims stride{1, 1}, padding{pad, pad};
     const dnnl::convolution_forward::primitive_desc fwd(
         {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, weights, bias,
@@ -141,10 +145,10 @@ int main(int argc, char** argv) {
     const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
     if (mode == "fma") return fma_peak(threads);
     if (mode != "conv") {
-        std::fprintf(stderr, "usage: %s fma|conv [threads] [N C K HW kernel] [pass]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s fma|conv [threads] [N C K HW kernel] [pass] [any|nchw|nhwc]\n", argv[0]);
         return 2;
     }
     auto arg = [&](int i, long fallback) { return argc > i ? std::atol(argv[i]) : fallback; };
     return conv_rate(threads, arg(3, 6), arg(4, 256), arg(5, 256), arg(6, 64), arg(7, 3),
-                     argc > 8 ? argv[8] : "fwd");
+                     argc > 8 ? argv[8] : "fwd", argc > 9 ? argv[9] : "any");
 }
