@@ -213,7 +213,8 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("| backend | device | status |"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("vs reference |"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("| reference | cpu | ok |"), std::string::npos) << r.output;
+    // Timing noise may append " (noisy)" to the status.
+    EXPECT_NE(r.output.find("| reference | cpu | ok"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(" 1.00x |"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("- config: check"), std::string::npos) << r.output;
 

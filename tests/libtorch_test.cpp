@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -533,6 +534,10 @@ struct ExactCase {
     bool channels_last;
     bool smooth_square_averages;
 };
+// How CTest and failure messages show a case (GoogleTest would print its bytes).
+void PrintTo(const ExactCase& c, std::ostream* out) {
+    *out << c.name;
+}
 
 class LibTorchFp64 : public ::testing::TestWithParam<ExactCase> {};
 
@@ -590,6 +595,10 @@ struct OptimizerCase {
     const char* name;
     hb_optimizer optimizer;
 };
+// How CTest and failure messages show a case (GoogleTest would print its bytes).
+void PrintTo(const OptimizerCase& c, std::ostream* out) {
+    *out << c.name;
+}
 
 class LibTorchOptimizer : public ::testing::TestWithParam<OptimizerCase> {};
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <vector>
 
 namespace reference {
@@ -141,6 +142,10 @@ struct ConvCase {
     int64_t n, cin, h, w, cout, kernel, stride, padding;
     bool bias;
 };
+// How CTest and failure messages show a case (GoogleTest would print its bytes).
+void PrintTo(const ConvCase& c, std::ostream* out) {
+    *out << c.name;
+}
 
 ConvShape shape_of(const ConvCase& c) {
     const int64_t oh = conv_output_size(c.h, c.kernel, c.stride, c.padding);
