@@ -130,6 +130,7 @@ hb_optimizer torch_rmsprop() {
 struct Trace {
     std::vector<double> losses;
     std::vector<std::vector<float>> first_gradients, first_state, state;
+    std::string manifest;  // after the last step
 };
 
 template <class Session>
@@ -182,6 +183,7 @@ Trace run(const Graph& graph, const hb_optimizer& optimizer, const std::vector<h
         }
     }
     read_state(r.state);
+    r.manifest = session.manifest_json();
     return r;
 }
 
@@ -616,29 +618,10 @@ TEST(OnednnSession, ReportsMemoryAndManifest) {
 }
 
 TEST(OnednnSession, ProfileReportsMillisecondsPerStepByOperationKind) {
-    const Graph graph = harness::model::build_hourglass(small_hourglass());
-    const AbiGraph abi(graph);
-    const hb_optimizer optimizer = torch_rmsprop();
-    const std::vector<hb_option> options = {{"threads", "1"}, {"profile", "true"}};
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = "cpu";
-    desc.num_options = 2;
-    desc.options = options.data();
-    onednn_backend::OnednnSession session(desc);
-    const auto state = harness::data::initial_state(graph, 3);
-    const auto batches = harness::data::make_batches(graph, 3, 1);
-    std::vector<const float*> tensors, inputs, targets;
-    for (const auto& t : state) tensors.push_back(t.data());
-    inputs.push_back(batches.inputs[0].data());
-    targets.push_back(batches.targets[0].data());
-    session.load_state(tensors.data());
-    session.set_batches(1, inputs.data(), targets.data());
-    session.step(0);
-    session.step(0);
-    const std::string manifest = session.manifest_json();
+    const Trace trace = run<onednn_backend::OnednnSession>(
+        harness::model::build_hourglass(small_hourglass()), torch_rmsprop(),
+        {{"threads", "1"}, {"profile", "true"}}, HB_PLACEMENT_DEVICE, 2, 3);
+    const std::string& manifest = trace.manifest;
     const size_t profile = manifest.find("\"profile\"");
     ASSERT_NE(profile, std::string::npos) << manifest;
     for (const char* kind : {"convolution_backward_weights", "pooling_forward", "rmsprop update"})
