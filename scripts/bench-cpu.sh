@@ -2,7 +2,7 @@
 # The CPU benchmark, in one run on one machine (nothing else should be running):
 #   - `harness check configs/check.yaml` for onednn and libtorch-cpu (a timing counts only if
 #     the backend computes the same step as the reference);
-#   - then ROUNDS rounds (default 3), each of: the attainable float32 rate (one large oneDNN
+#   - then ROUNDS rounds (default 5), each of: the attainable float32 rate (one large oneDNN
 #     convolution, 6x256x64x64 3x3, best of 10, same thread count), `onednn` and `libtorch-cpu`
 #     side by side on configs/hourglass2.yaml, and `onednn` on configs/hourglass8.yaml.
 # A shared machine drifts by several percent over minutes, so every figure is paired with the
@@ -10,7 +10,7 @@
 # same run) and the summary gives the median over the rounds of those ratios.
 #
 #   scripts/bench-cpu.sh [OUT_DIR]    (default results/cpu; needs a Release build in ./build)
-#   ROUNDS=5 scripts/bench-cpu.sh     (more rounds, a steadier median)
+#   ROUNDS=9 scripts/bench-cpu.sh     (more rounds, a steadier median)
 #
 # Writes OUT_DIR/check.txt, OUT_DIR/attainable.csv, OUT_DIR/hourglass{2,8}-round<N>.csv (with
 # their JSON sidecars: every sample, the manifests) and OUT_DIR/summary.md. Exits 1 when the
@@ -19,12 +19,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 out=${1:-results/cpu}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 threads=2
 harness="$build/harness"
 for tool in "$harness" "$build/onednn_peak"; do
   [[ -x $tool ]] || { echo "bench-cpu: $tool not built (cmake --build $build)" >&2; exit 2; }
 done
+if [[ $("$harness" --version) == *-dirty* ]]; then
+  echo "bench-cpu: warning: $harness was built from uncommitted changes; rebuild after committing" \
+    "so that the results name the commit they measured" >&2
+fi
 mkdir -p "$out"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 
