@@ -306,7 +306,7 @@ TEST(OnednnTopology, AddInputsShareTheOutputGradientAndFusionAbsorbsTheRelu) {
     b.loss("loss", sum);
     const Graph g = b.take();
     const AbiGraph abi(g);
-    const onednn_backend::Graph graph = onednn_backend::import_graph(*abi.get());
+    const onednn_backend::Graph graph = hb::import_graph(*abi.get(), {"oneDNN", false});
     const auto topology = onednn_backend::analyse(graph, true);
     EXPECT_EQ(topology.fused_relu[1], 2);
     EXPECT_TRUE(topology.absorbed[2]);
@@ -334,7 +334,7 @@ TEST(OnednnTopology, AValueAddedToItselfIsNotSharedWithTheSum) {
     b.loss("loss", sum);
     const Graph g = b.take();
     const AbiGraph abi(g);
-    const onednn_backend::Graph graph = onednn_backend::import_graph(*abi.get());
+    const onednn_backend::Graph graph = hb::import_graph(*abi.get(), {"oneDNN", false});
     const auto topology = onednn_backend::analyse(graph, true);
     const auto plan =
         onednn_backend::plan_gradients(graph, topology, [](int, int) { return true; });

@@ -28,7 +28,7 @@ dnnl::engine cpu_engine() {
 
 Network::Network(const hb_graph& graph, const NetworkSettings& settings)
     : settings_(settings),
-      graph_(import_graph(graph)),
+      graph_(hb::import_graph(graph, {"oneDNN", false})),
       topology_(analyse(graph_, settings.fuse_batchnorm_relu)),
       engine_(cpu_engine()),
       stream_(engine_) {

@@ -23,8 +23,8 @@ struct TensorInfo {
 template <class T>
 class Network {
 public:
-    // Copies what it needs from `graph` and checks it: shapes, tensor references, SSA order.
-    // Throws hb::Error naming the offending layer.
+    // Copies what it needs from `graph`, checked by hb::import_graph (include/hb/graph.hpp):
+    // shapes, tensor references, SSA order. Throws hb::Error naming the offending layer.
     Network(const hb_graph& graph, ThreadPool& pool, TileKernel kernel = fastest_tile_kernel<T>());
 
     int num_tensors() const { return static_cast<int>(tensors_.size()); }
@@ -69,11 +69,6 @@ private:
         BatchStatistics statistics;
     };
 
-    void read_values(const hb_graph& graph);
-    void read_tensors(const hb_graph& graph);
-    void read_layers(const hb_graph& graph);
-    void check_layer(const hb_graph& graph, const hb_layer& source, Layer& layer,
-                     const std::vector<bool>& defined) const;
     void forward_layer(Layer& layer);
     void backward_layer(Layer& layer);
     T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }

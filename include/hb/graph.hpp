@@ -1,32 +1,87 @@
-#include "graph.hpp"
+// The layer graph a session receives (hb_graph), copied into owned structures and checked: every
+// index in range, every value computed once before it is used, shapes that agree with each
+// layer's semantics, tensors of the shapes their layers need. A plugin builds its network from
+// the result and need not check the C structures itself. Header-only, standard library only.
+#pragma once
 
 #include "hb/plugin.hpp"
 
-namespace onednn_backend {
-namespace {
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
-Dims dims_of(const int64_t* shape) {
-    return {shape[0], shape[1], shape[2], shape[3]};
+namespace hb {
+
+struct Dims {
+    int64_t n = 0, c = 0, h = 0, w = 0;
+    int64_t elements() const { return n * c * h * w; }
+    bool operator==(const Dims& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
+    bool operator!=(const Dims& o) const { return !(*this == o); }
+};
+
+inline std::string to_string(const Dims& d) {
+    return "[" + std::to_string(d.n) + ", " + std::to_string(d.c) + ", " + std::to_string(d.h) +
+           ", " + std::to_string(d.w) + "]";
 }
 
-std::string to_string(const std::vector<int64_t>& shape) {
+inline std::string to_string(const std::vector<int64_t>& shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
     return s + "]";
 }
 
-class Importer {
+struct Layer {
+    std::string name;
+    hb_layer_kind kind = HB_LAYER_RELU;
+    std::vector<int> inputs;
+    int output = -1;
+    int64_t kernel = 1, stride = 1, padding = 0;                      // conv2d
+    int weight = -1, bias = -1, running_mean = -1, running_var = -1;  // tensor indices or -1
+    float momentum = 0.1f, eps = 1e-5f;                               // batchnorm
+    double loss_weight = 1;                                           // mse_loss
+};
+
+struct Tensor {
+    std::string name;
+    int layer = -1;
+    hb_tensor_role role = HB_ROLE_WEIGHT;
+    std::vector<int64_t> shape;
+    bool trainable = false;
+    int64_t elements = 0;
+};
+
+struct Graph {
+    std::vector<std::string> value_names;
+    std::vector<Dims> values;
+    std::vector<Layer> layers;  // execution order
+    std::vector<Tensor> tensors;
+    int input = -1;
+    Dims target;
+    int num_layers() const { return static_cast<int>(layers.size()); }
+    int num_values() const { return static_cast<int>(values.size()); }
+};
+
+struct ImportRules {
+    std::string backend;          // named in the message for a layer kind it does not know
+    bool shared_tensors = false;  // may two layers use one tensor
+};
+
+namespace detail {
+
+class GraphImporter {
 public:
-    explicit Importer(const hb_graph& source) : source_(source) {}
+    GraphImporter(const hb_graph& source, ImportRules rules)
+        : source_(source), rules_(std::move(rules)) {}
 
     Graph run() {
-        if (source_.num_values <= 0 || !source_.values) throw hb::Error("graph: it has no values");
+        if (source_.num_values <= 0 || !source_.values) throw Error("graph: it has no values");
         if (source_.input < 0 || source_.input >= source_.num_values)
-            throw hb::Error("graph: input value index " + std::to_string(source_.input) +
-                            " is out of range");
+            throw Error("graph: input value index " + std::to_string(source_.input) +
+                        " is out of range");
         if (source_.num_layers < 0 || (source_.num_layers > 0 && !source_.layers) ||
             source_.num_tensors < 0 || (source_.num_tensors > 0 && !source_.tensors))
-            throw hb::Error("graph: layer or tensor list is missing");
+            throw Error("graph: layer or tensor list is missing");
         graph_.input = source_.input;
         graph_.target = dims_of(source_.target_shape);
         for (int32_t v = 0; v < source_.num_values; ++v) {
@@ -34,7 +89,7 @@ public:
             const std::string name = value.name ? value.name : "value" + std::to_string(v);
             const Dims d = dims_of(value.shape);
             if (d.n <= 0 || d.c <= 0 || d.h <= 0 || d.w <= 0)
-                throw hb::Error("graph: value '" + name + "' has shape " + to_string(d));
+                throw Error("graph: value '" + name + "' has shape " + to_string(d));
             graph_.value_names.push_back(name);
             graph_.values.push_back(d);
         }
@@ -42,58 +97,65 @@ public:
             const hb_tensor& t = source_.tensors[i];
             const std::string name = t.name ? t.name : "tensor" + std::to_string(i);
             if (t.rank < 1 || t.rank > 4 || hb::elements(t) <= 0)
-                throw hb::Error("graph: tensor '" + name + "' has an invalid shape");
-            TensorSpec spec;
-            spec.name = name;
-            spec.layer = t.layer;
-            spec.role = t.role;
-            spec.shape.assign(t.shape, t.shape + t.rank);
-            spec.trainable = t.trainable != 0;
-            spec.elements = hb::elements(t);
-            graph_.tensors.push_back(std::move(spec));
+                throw Error("graph: tensor '" + name + "' has an invalid shape");
+            Tensor tensor;
+            tensor.name = name;
+            tensor.layer = t.layer;
+            tensor.role = t.role;
+            tensor.shape.assign(t.shape, t.shape + t.rank);
+            tensor.trainable = t.trainable != 0;
+            tensor.elements = hb::elements(t);
+            graph_.tensors.push_back(std::move(tensor));
         }
         defined_.assign(graph_.values.size(), false);
         is_loss_.assign(graph_.values.size(), false);
         tensor_user_.assign(graph_.tensors.size(), -1);
-        defined_[graph_.input] = true;
+        defined_[static_cast<size_t>(graph_.input)] = true;
         for (int32_t i = 0; i < source_.num_layers; ++i) import_layer(i);
         return std::move(graph_);
     }
 
 private:
+    static Dims dims_of(const int64_t* shape) { return {shape[0], shape[1], shape[2], shape[3]}; }
+
     void import_layer(int index) {
         const hb_layer& s = source_.layers[index];
         Layer layer;
         layer.name = s.name ? s.name : "layer" + std::to_string(index);
         layer.kind = s.kind;
+        if (!known_layer_kind(layer.kind))
+            throw Error("layer '" + layer.name + "': kind " +
+                            std::to_string(static_cast<int>(layer.kind)) +
+                            " is not supported by the " + rules_.backend + " backend",
+                        HB_UNSUPPORTED);
         auto error = [&](const std::string& what) {
-            return hb::Error("layer '" + layer.name + "' (" + hb::layer_kind_name(layer.kind) +
-                             "): " + what);
+            return Error("layer '" + layer.name + "' (" + layer_kind_name(layer.kind) +
+                         "): " + what);
         };
         if (s.num_inputs < 1 || !s.inputs) throw error("it has no inputs");
         for (int32_t k = 0; k < s.num_inputs; ++k) {
             const int v = s.inputs[k];
             if (v < 0 || v >= graph_.num_values())
                 throw error("input value index " + std::to_string(v) + " is out of range");
-            if (!defined_[v])
-                throw error("input '" + graph_.value_names[v] +
+            if (!defined_[static_cast<size_t>(v)])
+                throw error("input '" + graph_.value_names[static_cast<size_t>(v)] +
                             "' is not computed before this layer");
-            if (is_loss_[v])
-                throw error("its input '" + graph_.value_names[v] +
+            if (is_loss_[static_cast<size_t>(v)])
+                throw error("its input '" + graph_.value_names[static_cast<size_t>(v)] +
                             "' is a loss; only the training loss may use it");
             layer.inputs.push_back(v);
         }
         if (s.output < 0 || s.output >= graph_.num_values())
             throw error("output value index " + std::to_string(s.output) + " is out of range");
-        if (defined_[s.output])
-            throw error("output '" + graph_.value_names[s.output] +
+        if (defined_[static_cast<size_t>(s.output)])
+            throw error("output '" + graph_.value_names[static_cast<size_t>(s.output)] +
                         "' is already computed by an earlier layer (values must be distinct)");
         layer.output = s.output;
         if (layer.kind != HB_LAYER_ADD && s.num_inputs != 1)
             throw error("expected 1 input, got " + std::to_string(s.num_inputs));
 
-        const Dims x = graph_.values[layer.inputs[0]];
-        const Dims y = graph_.values[layer.output];
+        const Dims x = graph_.values[static_cast<size_t>(layer.inputs[0])];
+        const Dims y = graph_.values[static_cast<size_t>(layer.output)];
         auto expect_output = [&](const Dims& expected) {
             if (y != expected)
                 throw error("output shape " + to_string(y) + ", expected " + to_string(expected));
@@ -103,10 +165,10 @@ private:
             if (t >= static_cast<int>(graph_.tensors.size()))
                 throw error(std::string(role) + " tensor index " + std::to_string(t) +
                             " is out of range");
-            const TensorSpec& spec = graph_.tensors[t];
-            if (spec.shape != shape)
-                throw error(std::string(role) + " '" + spec.name + "' has shape " +
-                            to_string(spec.shape) + ", expected " + to_string(shape));
+            const Tensor& tensor = graph_.tensors[static_cast<size_t>(t)];
+            if (tensor.shape != shape)
+                throw error(std::string(role) + " '" + tensor.name + "' has shape " +
+                            to_string(tensor.shape) + ", expected " + to_string(shape));
             return t;
         };
 
@@ -122,11 +184,11 @@ private:
                 layer.kernel = s.kernel;
                 layer.stride = s.stride;
                 layer.padding = s.padding;
-                const int64_t oh = (x.h + 2 * layer.padding - layer.kernel) / layer.stride + 1;
-                const int64_t ow = (x.w + 2 * layer.padding - layer.kernel) / layer.stride + 1;
                 if (x.h + 2 * layer.padding < layer.kernel ||
                     x.w + 2 * layer.padding < layer.kernel)
                     throw error("the kernel is larger than the input");
+                const int64_t oh = (x.h + 2 * layer.padding - layer.kernel) / layer.stride + 1;
+                const int64_t ow = (x.w + 2 * layer.padding - layer.kernel) / layer.stride + 1;
                 expect_output({x.n, s.out_channels, oh, ow});
                 if (s.weight < 0) throw error("it has no weight tensor");
                 layer.weight = expect_tensor(s.weight, "weight",
@@ -160,9 +222,9 @@ private:
                 break;
             case HB_LAYER_ADD:
                 for (int v : layer.inputs)
-                    if (graph_.values[v] != x)
+                    if (graph_.values[static_cast<size_t>(v)] != x)
                         throw error("inputs have different shapes " + to_string(x) + " and " +
-                                    to_string(graph_.values[v]));
+                                    to_string(graph_.values[static_cast<size_t>(v)]));
                 expect_output(x);
                 break;
             case HB_LAYER_MSE_LOSS:
@@ -172,43 +234,38 @@ private:
                 expect_output({1, 1, 1, 1});
                 layer.loss_weight = s.loss_weight;
                 break;
-            default:
-                throw hb::Error("layer '" + layer.name + "': kind " +
-                                    std::to_string(static_cast<int>(layer.kind)) +
-                                    " is not supported by the oneDNN backend",
-                                HB_UNSUPPORTED);
         }
-        // Gradients of a tensor are written by its layer's backward pass, not accumulated.
         for (int t : {layer.weight, layer.bias, layer.running_mean, layer.running_var}) {
             if (t < 0) continue;
-            if (tensor_user_[t] >= 0)
-                throw hb::Error("layer '" + layer.name + "': tensor '" + graph_.tensors[t].name +
-                                    "' is already used by layer '" +
-                                    graph_.layers[tensor_user_[t]].name +
-                                    "'; shared tensors are not supported by the oneDNN backend",
-                                HB_UNSUPPORTED);
-            tensor_user_[t] = index;
+            int& user = tensor_user_[static_cast<size_t>(t)];
+            if (user >= 0 && !rules_.shared_tensors)
+                throw Error("layer '" + layer.name + "': tensor '" +
+                                graph_.tensors[static_cast<size_t>(t)].name +
+                                "' is already used by layer '" +
+                                graph_.layers[static_cast<size_t>(user)].name +
+                                "'; shared tensors are not supported by the " + rules_.backend +
+                                " backend",
+                            HB_UNSUPPORTED);
+            user = index;
         }
-        defined_[layer.output] = true;
-        is_loss_[layer.output] = layer.kind == HB_LAYER_MSE_LOSS;
+        defined_[static_cast<size_t>(layer.output)] = true;
+        is_loss_[static_cast<size_t>(layer.output)] = layer.kind == HB_LAYER_MSE_LOSS;
         graph_.layers.push_back(std::move(layer));
     }
 
     const hb_graph& source_;
+    ImportRules rules_;
     Graph graph_;
     std::vector<bool> defined_, is_loss_;
     std::vector<int> tensor_user_;
 };
 
-}  // namespace
+}  // namespace detail
 
-std::string to_string(const Dims& d) {
-    return "[" + std::to_string(d.n) + ", " + std::to_string(d.c) + ", " + std::to_string(d.h) +
-           ", " + std::to_string(d.w) + "]";
+// Throws hb::Error naming the offending layer, value or tensor (HB_UNSUPPORTED for a layer kind
+// this SDK does not know, or a shared tensor the rules do not allow).
+inline Graph import_graph(const hb_graph& graph, const ImportRules& rules) {
+    return detail::GraphImporter(graph, rules).run();
 }
 
-Graph import_graph(const hb_graph& graph) {
-    return Importer(graph).run();
-}
-
-}  // namespace onednn_backend
+}  // namespace hb
