@@ -124,6 +124,11 @@ TEST(GraphImport, BrokenGraphsAreRefusedNamingWhatIsWrong) {
     }
     {
         SmallGraph g;
+        g.tensors[1].trainable = 0;
+        EXPECT_NE(refusal(g.get()).find("bias 'conv.bias' must be trainable"), std::string::npos);
+    }
+    {
+        SmallGraph g;
         g.values[1].shape[0] = 0;
         EXPECT_NE(refusal(g.get()).find("graph: value 'conv' has shape [0, 4, 8, 8]"),
                   std::string::npos);

@@ -160,7 +160,9 @@ private:
             if (y != expected)
                 throw error("output shape " + to_string(y) + ", expected " + to_string(expected));
         };
-        auto expect_tensor = [&](int t, const char* role, const std::vector<int64_t>& shape) {
+        // Parameters are trained, running statistics are not.
+        auto expect_tensor = [&](int t, const char* role, const std::vector<int64_t>& shape,
+                                 bool trainable) {
             if (t < 0) return -1;
             if (t >= static_cast<int>(graph_.tensors.size()))
                 throw error(std::string(role) + " tensor index " + std::to_string(t) +
@@ -169,6 +171,9 @@ private:
             if (tensor.shape != shape)
                 throw error(std::string(role) + " '" + tensor.name + "' has shape " +
                             to_string(tensor.shape) + ", expected " + to_string(shape));
+            if (tensor.trainable != trainable)
+                throw error(std::string(role) + " '" + tensor.name + "' must " +
+                            (trainable ? "" : "not ") + "be trainable");
             return t;
         };
 
@@ -191,9 +196,9 @@ private:
                 const int64_t ow = (x.w + 2 * layer.padding - layer.kernel) / layer.stride + 1;
                 expect_output({x.n, s.out_channels, oh, ow});
                 if (s.weight < 0) throw error("it has no weight tensor");
-                layer.weight = expect_tensor(s.weight, "weight",
-                                             {s.out_channels, s.in_channels, s.kernel, s.kernel});
-                layer.bias = expect_tensor(s.bias, "bias", {s.out_channels});
+                layer.weight = expect_tensor(
+                    s.weight, "weight", {s.out_channels, s.in_channels, s.kernel, s.kernel}, true);
+                layer.bias = expect_tensor(s.bias, "bias", {s.out_channels}, true);
                 break;
             }
             case HB_LAYER_BATCHNORM:
@@ -202,10 +207,10 @@ private:
                     throw error("training-mode batch norm needs more than one value per channel");
                 if (!(s.eps > 0) || !(s.momentum >= 0 && s.momentum <= 1))
                     throw error("eps must be positive and momentum in [0, 1]");
-                layer.weight = expect_tensor(s.weight, "gamma", {x.c});
-                layer.bias = expect_tensor(s.bias, "beta", {x.c});
-                layer.running_mean = expect_tensor(s.running_mean, "running mean", {x.c});
-                layer.running_var = expect_tensor(s.running_var, "running variance", {x.c});
+                layer.weight = expect_tensor(s.weight, "gamma", {x.c}, true);
+                layer.bias = expect_tensor(s.bias, "beta", {x.c}, true);
+                layer.running_mean = expect_tensor(s.running_mean, "running mean", {x.c}, false);
+                layer.running_var = expect_tensor(s.running_var, "running variance", {x.c}, false);
                 layer.momentum = s.momentum;
                 layer.eps = s.eps;
                 break;

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "arena_plan.hpp"
-#include "hb/plugin.h"
+#include "hb/graph.hpp"
 
 #include <cstdint>
 #include <set>
@@ -115,11 +115,9 @@ public:
     static constexpr int64_t tensor_alignment = 64;
 
 private:
-    void read_values(const hb_graph& graph);
-    void read_tensors(const hb_graph& graph);
-    void read_layers(const hb_graph& graph);
-    void check_layer(const hb_graph& graph, const hb_layer& source, LayerPlan& layer,
-                     const std::vector<bool>& defined) const;
+    void read_values(const hb::Graph& graph);
+    void read_tensors(const hb::Graph& graph);
+    void read_layers(const hb::Graph& graph);
     void apply_fusions(const std::set<int>& fuse);
     void plan_gradients();
     void plan_buffers();

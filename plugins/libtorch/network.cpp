@@ -1,6 +1,6 @@
 #include "network.hpp"
 
-#include "hb/plugin.hpp"
+#include "hb/graph.hpp"
 
 #include <ATen/Functions.h>
 #include <ATen/core/Reduction.h>
@@ -18,56 +18,56 @@ std::string to_string(at::IntArrayRef shape) {
 
 }  // namespace
 
-Network::Network(const hb_graph& graph, const c10::TensorOptions& options,
+Network::Network(const hb_graph& source, const c10::TensorOptions& options,
                  c10::MemoryFormat format) {
-    if (graph.num_values <= 0 || !graph.values) throw hb::Error("graph: it has no values");
-    if (graph.input < 0 || graph.input >= graph.num_values)
-        throw hb::Error("graph: input value index " + std::to_string(graph.input) +
-                        " is out of range");
-    if (graph.num_layers < 0 || (graph.num_layers > 0 && !graph.layers) || graph.num_tensors < 0 ||
-        (graph.num_tensors > 0 && !graph.tensors))
-        throw hb::Error("graph: layer or tensor list is missing");
-
+    // Autograd sums the gradients of a tensor that several layers use.
+    const hb::Graph graph = hb::import_graph(source, {"libtorch", true});
     input_ = graph.input;
-    for (int32_t v = 0; v < graph.num_values; ++v) {
-        value_shapes_.emplace_back(graph.values[v].shape, graph.values[v].shape + 4);
-        value_names_.emplace_back(graph.values[v].name ? graph.values[v].name
-                                                       : "value" + std::to_string(v));
+    for (int v = 0; v < graph.num_values(); ++v) {
+        const hb::Dims& d = graph.values[v];
+        value_shapes_.push_back({d.n, d.c, d.h, d.w});
+        value_names_.push_back(graph.value_names[v]);
     }
     input_shape_ = value_shapes_[input_];
-    target_shape_.assign(graph.target_shape, graph.target_shape + 4);
+    target_shape_ = {graph.target.n, graph.target.c, graph.target.h, graph.target.w};
 
-    for (int32_t i = 0; i < graph.num_tensors; ++i) {
-        const hb_tensor& t = graph.tensors[i];
-        if (t.rank < 1 || t.rank > 4 || hb::elements(t) <= 0)
-            throw hb::Error("graph: tensor '" + std::string(t.name) + "' has an invalid shape");
-        TensorSpec spec{t.name, std::vector<int64_t>(t.shape, t.shape + t.rank), t.trainable != 0};
-        const c10::MemoryFormat layout = t.rank == 4 ? format : c10::MemoryFormat::Contiguous;
+    for (const hb::Tensor& t : graph.tensors) {
+        TensorSpec spec{t.name, t.shape, t.trainable};
+        const c10::MemoryFormat layout =
+            t.shape.size() == 4 ? format : c10::MemoryFormat::Contiguous;
         tensors_.push_back(at::empty(spec.shape, options, layout).requires_grad_(spec.trainable));
         specs_.push_back(std::move(spec));
     }
 
-    std::vector<bool> defined(static_cast<size_t>(graph.num_values), false);
-    defined[input_] = true;
-    for (int32_t i = 0; i < graph.num_layers; ++i) {
-        Layer layer = check_layer(graph, i);
-        for (int v : layer.inputs)
-            if (!defined[v])
-                throw hb::Error("layer '" + layer.name + "': input '" + value_names_[v] +
-                                "' is not computed before this layer");
-        if (defined[layer.output])
-            throw hb::Error("layer '" + layer.name + "': output '" + value_names_[layer.output] +
-                            "' is already computed by an earlier layer (values must be distinct)");
-        defined[layer.output] = true;
+    for (const hb::Layer& source_layer : graph.layers) {
+        if (source_layer.kind == HB_LAYER_BATCHNORM &&
+            (source_layer.running_mean < 0) != (source_layer.running_var < 0))
+            throw hb::Error("layer '" + source_layer.name +
+                            "' (batchnorm): it has only one of the two running statistics");
+        Layer layer;
+        layer.name = source_layer.name;
+        layer.kind = source_layer.kind;
+        layer.inputs = source_layer.inputs;
+        layer.output = source_layer.output;
+        layer.weight = source_layer.weight;
+        layer.bias = source_layer.bias;
+        layer.running_mean = source_layer.running_mean;
+        layer.running_var = source_layer.running_var;
+        layer.stride = source_layer.stride;
+        layer.padding = source_layer.padding;
+        layer.momentum = source_layer.momentum;
+        layer.eps = source_layer.eps;
+        layer.loss_weight = source_layer.loss_weight;
         layers_.push_back(std::move(layer));
     }
 
     // Which layers read each value, to free activations early and to run a ReLU in place where
     // nothing else reads its input. The producers allowed to be overwritten (batch norm,
     // convolution, add) do not keep their output for their own backward pass.
-    std::vector<int> producer(static_cast<size_t>(graph.num_values), -1);
-    std::vector<int> readers(static_cast<size_t>(graph.num_values), 0);
-    std::vector<int> last_use(static_cast<size_t>(graph.num_values), -1);
+    const auto values = static_cast<size_t>(graph.num_values());
+    std::vector<int> producer(values, -1);
+    std::vector<int> readers(values, 0);
+    std::vector<int> last_use(values, -1);
     for (size_t i = 0; i < layers_.size(); ++i) {
         producer[layers_[i].output] = static_cast<int>(i);
         for (int v : layers_[i].inputs) {
@@ -89,85 +89,6 @@ Network::Network(const hb_graph& graph, const c10::TensorOptions& options,
             if (last_use[v] == static_cast<int>(i) && v != input_) layer.released.push_back(v);
     }
     values_.resize(value_shapes_.size());
-}
-
-Network::Layer Network::check_layer(const hb_graph& graph, int index) const {
-    const hb_layer& source = graph.layers[index];
-    Layer layer;
-    layer.name = source.name ? source.name : "layer" + std::to_string(index);
-    layer.kind = source.kind;
-    auto error = [&](const std::string& what) {
-        return hb::Error("layer '" + layer.name + "' (" + hb::layer_kind_name(layer.kind) +
-                         "): " + what);
-    };
-    if (source.num_inputs < 1 || !source.inputs) throw error("it has no inputs");
-    for (int32_t k = 0; k < source.num_inputs; ++k) {
-        const int v = source.inputs[k];
-        if (v < 0 || v >= graph.num_values)
-            throw error("input value index " + std::to_string(v) + " is out of range");
-        layer.inputs.push_back(v);
-    }
-    if (source.output < 0 || source.output >= graph.num_values)
-        throw error("output value index " + std::to_string(source.output) + " is out of range");
-    layer.output = source.output;
-    if (layer.kind != HB_LAYER_ADD && source.num_inputs != 1)
-        throw error("expected 1 input, got " + std::to_string(source.num_inputs));
-
-    auto tensor = [&](int i, const char* role, const std::vector<int64_t>& shape) {
-        if (i < 0) return -1;
-        if (i >= graph.num_tensors)
-            throw error(std::string(role) + " tensor index " + std::to_string(i) +
-                        " is out of range");
-        if (specs_[i].shape != shape)
-            throw error(std::string(role) + " '" + specs_[i].name + "' has shape " +
-                        to_string(specs_[i].shape) + ", expected " + to_string(shape));
-        return i;
-    };
-    const int64_t channels = value_shapes_[layer.inputs[0]][1];
-    switch (layer.kind) {
-        case HB_LAYER_CONV2D:
-            if (source.kernel < 1 || source.stride < 1 || source.padding < 0)
-                throw error("kernel " + std::to_string(source.kernel) + ", stride " +
-                            std::to_string(source.stride) + ", padding " +
-                            std::to_string(source.padding) + " are not a valid convolution");
-            if (channels != source.in_channels)
-                throw error("input has " + std::to_string(channels) + " channels, expected " +
-                            std::to_string(source.in_channels));
-            if (source.weight < 0) throw error("it has no weight tensor");
-            layer.weight =
-                tensor(source.weight, "weight",
-                       {source.out_channels, source.in_channels, source.kernel, source.kernel});
-            layer.bias = tensor(source.bias, "bias", {source.out_channels});
-            layer.stride = source.stride;
-            layer.padding = source.padding;
-            break;
-        case HB_LAYER_BATCHNORM:
-            if (!(source.eps > 0) || !(source.momentum >= 0 && source.momentum <= 1))
-                throw error("eps must be positive and momentum in [0, 1]");
-            layer.weight = tensor(source.weight, "gamma", {channels});
-            layer.bias = tensor(source.bias, "beta", {channels});
-            layer.running_mean = tensor(source.running_mean, "running mean", {channels});
-            layer.running_var = tensor(source.running_var, "running variance", {channels});
-            if ((layer.running_mean < 0) != (layer.running_var < 0))
-                throw error("it has only one of the two running statistics");
-            layer.momentum = source.momentum;
-            layer.eps = source.eps;
-            break;
-        case HB_LAYER_MSE_LOSS:
-            if (value_shapes_[layer.inputs[0]] != target_shape_)
-                throw error("input shape " + to_string(value_shapes_[layer.inputs[0]]) +
-                            " differs from the target's " + to_string(target_shape_));
-            layer.loss_weight = source.loss_weight;
-            break;
-        case HB_LAYER_RELU:
-        case HB_LAYER_MAXPOOL2D:
-        case HB_LAYER_UPSAMPLE:
-        case HB_LAYER_ADD:
-            break;
-        default:
-            throw error("unknown layer kind " + std::to_string(static_cast<int>(layer.kind)));
-    }
-    return layer;
 }
 
 std::vector<at::Tensor> Network::trainable_tensors() const {

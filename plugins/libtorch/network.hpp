@@ -24,7 +24,7 @@ struct TensorSpec {
 
 class Network {
 public:
-    // Checks the graph (indices, arity, tensor shapes) and allocates every tensor on the device
+    // Checks the graph (hb::import_graph) and allocates every tensor on the device
     // of `options`, conv weights in `format`. Throws hb::Error naming the offending layer.
     Network(const hb_graph& graph, const c10::TensorOptions& options, c10::MemoryFormat format);
 
@@ -57,7 +57,6 @@ private:
         std::vector<int> released;  // values whose last use is this layer
     };
 
-    Layer check_layer(const hb_graph& graph, int index) const;
     at::Tensor run_layer(const Layer& layer, const at::Tensor& target);
     void check_output(const Layer& layer, const at::Tensor& y) const;
 
