@@ -3,10 +3,10 @@
 // backend on a small stacked hourglass (losses, every gradient after the first step, parameters
 // and running statistics after the second) in each layout, fusion, graph and placement mode.
 #include "data/initial_state.hpp"
+#include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
 #include "session.hpp"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,38 +22,16 @@ using harness::model::Graph;
 using harness::model::HourglassSpec;
 
 const hb_plugin_api& plugin_api() {
-    static const hb_plugin_api* api = [] {
-        const std::string path = std::string(HB_PLUGIN_DIR) + "/hb_cudnn.so";
-        void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!library) throw std::runtime_error("cannot load " + path + ": " + dlerror());
-        auto entry = reinterpret_cast<hb_plugin_entry_fn>(dlsym(library, HB_ENTRY_SYMBOL));
-        if (!entry) throw std::runtime_error(path + " has no " HB_ENTRY_SYMBOL);
-        return entry();
-    }();
-    return *api;
+    static const hb_plugin_api& api =
+        harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_cudnn.so");
+    return api;
 }
 
 const hb_plugin_info& plugin_info() {
-    const hb_plugin_info* info = nullptr;
-    if (plugin_api().describe(&info) != HB_OK) throw std::runtime_error(plugin_api().last_error());
-    return *info;
+    return harness::testing::describe(plugin_api());
 }
 
-std::string cuda_unavailable_reason() {
-    const hb_plugin_info& info = plugin_info();
-    for (int32_t i = 0; i < info.num_devices; ++i)
-        if (std::string(info.devices[i].name) == "cuda:0")
-            return info.devices[i].available ? "" : info.devices[i].unavailable_reason;
-    return "the plugin lists no cuda:0 device";
-}
-
-#define SKIP_WITHOUT_CUDA()                                   \
-    do {                                                      \
-        const std::string reason = cuda_unavailable_reason(); \
-        if (!reason.empty()) {                                \
-            GTEST_SKIP() << "no CUDA device: " << reason;     \
-        }                                                     \
-    } while (0)
+#define SKIP_WITHOUT_CUDA() HB_SKIP_WITHOUT_DEVICE(plugin_api(), "cuda:0")
 
 HourglassSpec small_spec() {
     HourglassSpec spec;
@@ -263,7 +241,7 @@ TEST(CudnnPlugin, Describes) {
 }
 
 TEST(CudnnPlugin, WithoutDeviceSessionIsUnavailable) {
-    const std::string reason = cuda_unavailable_reason();
+    const std::string reason = harness::testing::unavailable_reason(plugin_api(), "cuda:0");
     if (reason.empty()) GTEST_SKIP() << "a CUDA device is present";
     const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
     std::vector<hb_option> options;

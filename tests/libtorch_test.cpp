@@ -14,13 +14,13 @@
 // with the tolerances those effects leave, and its optimizer by replaying the reference's update
 // on the plugin's own gradients.
 #include "data/initial_state.hpp"
+#include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
 #include "network.hpp"
 #include "optimizer.hpp"
 #include "session.hpp"
 #include "thread_pool.hpp"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,45 +42,23 @@ using Tensors = std::vector<std::vector<float>>;
 // Weights and data; any seed works with the tolerances below.
 constexpr uint64_t kSeed = 3;
 
+// HB_LIBTORCH_PLUGIN names a plugin built elsewhere, e.g. against a CUDA LibTorch on a GPU
+// machine that runs this test binary.
+std::string plugin_path() {
+    const char* elsewhere = std::getenv("HB_LIBTORCH_PLUGIN");
+    return elsewhere ? elsewhere : std::string(HB_PLUGIN_DIR) + "/hb_libtorch.so";
+}
+
 const hb_plugin_api& plugin_api() {
-    // Never closed: a plugin stays loaded for the life of the process, as in the harness.
-    static const hb_plugin_api* api = [] {
-        // HB_LIBTORCH_PLUGIN names a plugin built elsewhere, e.g. against a CUDA LibTorch on a
-        // GPU machine that runs this test binary.
-        const char* elsewhere = std::getenv("HB_LIBTORCH_PLUGIN");
-        const std::string path =
-            elsewhere ? elsewhere : std::string(HB_PLUGIN_DIR) + "/hb_libtorch.so";
-        void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!library) throw std::runtime_error("cannot load " + path + ": " + dlerror());
-        auto entry = reinterpret_cast<hb_plugin_entry_fn>(dlsym(library, HB_ENTRY_SYMBOL));
-        if (!entry) throw std::runtime_error(path + " has no " HB_ENTRY_SYMBOL);
-        return entry();
-    }();
-    return *api;
+    static const hb_plugin_api& api = harness::testing::load_plugin(plugin_path());
+    return api;
 }
 
 const hb_plugin_info& plugin_info() {
-    const hb_plugin_info* info = nullptr;
-    if (plugin_api().describe(&info) != HB_OK) throw std::runtime_error(plugin_api().last_error());
-    return *info;
+    return harness::testing::describe(plugin_api());
 }
 
-// Why LibTorch cannot offer "cuda:0" here; empty when it can.
-std::string cuda_unavailable_reason() {
-    const hb_plugin_info& info = plugin_info();
-    for (int32_t i = 0; i < info.num_devices; ++i)
-        if (std::string(info.devices[i].name) == "cuda:0")
-            return info.devices[i].available ? "" : info.devices[i].unavailable_reason;
-    return "the plugin lists no cuda:0 device";
-}
-
-#define SKIP_WITHOUT_CUDA()                                    \
-    do {                                                       \
-        const std::string reason = cuda_unavailable_reason();  \
-        if (!reason.empty()) {                                 \
-            GTEST_SKIP() << "no CUDA device here: " << reason; \
-        }                                                      \
-    } while (0)
+#define SKIP_WITHOUT_CUDA() HB_SKIP_WITHOUT_DEVICE(plugin_api(), "cuda:0")
 
 // The model of the comparisons, and a smaller one for the float64 runs (double arithmetic is slow
 // in both implementations).
@@ -474,7 +452,7 @@ TEST(LibTorchPlugin, DescribesItselfWithTheCpuAndACudaEntry) {
 }
 
 TEST(LibTorchPlugin, ACudaDeviceWithoutCudaIsUnavailableWithTheReason) {
-    const std::string reason = cuda_unavailable_reason();
+    const std::string reason = harness::testing::unavailable_reason(plugin_api(), "cuda:0");
     if (reason.empty()) GTEST_SKIP() << "CUDA is available here; nothing to refuse";
     SessionSetup setup;
     setup.device = "cuda:0";
