@@ -131,21 +131,28 @@ struct Trace {
     std::vector<double> losses;
     std::vector<std::vector<float>> first_gradients, first_state, state;
     std::string manifest;  // after the last step
+    uint64_t peak_memory = 0;
 };
+
+hb_session_desc session_desc(const AbiGraph& abi, const hb_optimizer& optimizer,
+                             const std::vector<hb_option>& options, const char* device = "cpu",
+                             hb_placement placement = HB_PLACEMENT_DEVICE) {
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = abi.get();
+    desc.optimizer = &optimizer;
+    desc.device = device;
+    desc.placement = placement;
+    desc.num_options = static_cast<int32_t>(options.size());
+    desc.options = options.data();
+    return desc;
+}
 
 template <class Session>
 Trace run(const Graph& graph, const hb_optimizer& optimizer, const std::vector<hb_option>& options,
           hb_placement placement, int steps, uint64_t seed) {
     const AbiGraph abi(graph);
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = "cpu";
-    desc.placement = placement;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
-    Session session(desc);
+    Session session(session_desc(abi, optimizer, options, "cpu", placement));
 
     const auto state = harness::data::initial_state(graph, seed);
     const auto batches = harness::data::make_batches(graph, seed, 1);
@@ -184,6 +191,7 @@ Trace run(const Graph& graph, const hb_optimizer& optimizer, const std::vector<h
     }
     read_state(r.state);
     r.manifest = session.manifest_json();
+    r.peak_memory = session.peak_memory_bytes();
     return r;
 }
 
@@ -567,15 +575,8 @@ hb_status create_status(const char* device, const std::vector<hb_option>& option
     const Graph graph = harness::model::build_hourglass(small_hourglass());
     const AbiGraph abi(graph);
     const hb_optimizer optimizer = torch_rmsprop();
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = device;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
     try {
-        onednn_backend::OnednnSession session(desc);
+        onednn_backend::OnednnSession session(session_desc(abi, optimizer, options, device));
         return HB_OK;
     } catch (const hb::Error& e) {
         *message = e.what();
@@ -594,20 +595,11 @@ TEST(OnednnSession, RejectsOtherDevicesAndUnknownOptions) {
 }
 
 TEST(OnednnSession, ReportsMemoryAndManifest) {
-    const Graph graph = harness::model::build_hourglass(small_hourglass());
-    const AbiGraph abi(graph);
-    const hb_optimizer optimizer = torch_rmsprop();
-    const std::vector<hb_option> options = {{"threads", "2"}};
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = "cpu";
-    desc.num_options = 1;
-    desc.options = options.data();
-    onednn_backend::OnednnSession session(desc);
-    EXPECT_GT(session.peak_memory_bytes(), 0u);
-    const std::string manifest = session.manifest_json();
+    const Trace trace = run<onednn_backend::OnednnSession>(
+        harness::model::build_hourglass(small_hourglass()), torch_rmsprop(), {{"threads", "2"}},
+        HB_PLACEMENT_DEVICE, 1, 3);
+    EXPECT_GT(trace.peak_memory, 0u);
+    const std::string& manifest = trace.manifest;
     EXPECT_NE(manifest.find("\"math\": \"fp32\""), std::string::npos) << manifest;
     EXPECT_NE(manifest.find("\"threads\": 2"), std::string::npos) << manifest;
     EXPECT_NE(manifest.find("\"convolution_forward\""), std::string::npos) << manifest;

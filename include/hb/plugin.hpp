@@ -5,6 +5,7 @@
 
 #include "hb/plugin.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -13,6 +14,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace hb {
@@ -117,6 +119,12 @@ public:
                             ", " + std::to_string(max) + "], got '" + it->second + "'",
                         HB_UNSUPPORTED);
         return v;
+    }
+
+    // The `threads` option every CPU backend takes: 1 to 1024, by default the hardware's count.
+    int get_threads() {
+        const long hardware = std::max(1u, std::thread::hardware_concurrency());
+        return static_cast<int>(get_int("threads", hardware, 1, 1024));
     }
 
     bool get_bool(const std::string& key, bool fallback) {

@@ -3,9 +3,7 @@
 #include "devices.hpp"
 #include "hb/plugin.hpp"
 
-#include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 namespace libtorch_backend {
 namespace {
@@ -43,8 +41,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.optimizer = *desc.optimizer;
 
     hb::Options options(desc.num_options, desc.options);
-    const long hardware = std::max(1u, std::thread::hardware_concurrency());
-    s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
+    s.threads = options.get_threads();
     s.channels_last = options.get_bool("channels_last", false);
     const bool cuda = s.device.is_cuda();
     s.cudnn_benchmark = options.get_bool("cudnn_benchmark", cuda) && cuda;

@@ -137,6 +137,11 @@ void Network::plan_parameters() {
     if (settings_.optimizer.momentum != 0) momentum_ = AlignedBuffer(bytes(parameter_floats_));
     state_ = AlignedBuffer(bytes(state_floats));
 
+    update_ops_.push_back(host_op(-1, "rmsprop update", [this] {
+        rmsprop_update(settings_.optimizer, parameter_floats_, parameters_.floats(),
+                       gradients_buffer_.floats(), square_averages_.floats(), momentum_.floats(),
+                       settings_.threads);
+    }));
     for (int t = 0; t < count; ++t) {
         TensorStorage& s = tensors_[t];
         const TensorPlan& p = plan_.tensors[t];
@@ -149,7 +154,7 @@ void Network::plan_parameters() {
             s.working = create(graph_.layers[p.layer].name, "weights memory",
                                [&] { return dnnl::memory(p.working, engine_); });
             owned_bytes_ += p.working.get_size();
-            refresh_ops_.push_back(reorder_op(p.layer, fixed(s.value), fixed(s.working), false));
+            update_ops_.push_back(reorder_op(p.layer, fixed(s.value), fixed(s.working), false));
             ++update_reorders_;
         }
     }
@@ -160,7 +165,7 @@ void Network::allocate_and_bind() {
     arena_ = AlignedBuffer(arena_layout_.size);
     arena_base_ = arena_.bytes();
     scratchpad_ = AlignedBuffer(scratchpad_bytes_);
-    for (auto* ops : {&forward_ops_, &backward_ops_, &refresh_ops_}) {
+    for (auto* ops : {&forward_ops_, &backward_ops_, &update_ops_}) {
         for (Op& op : *ops) {
             if (op.host) continue;
             for (const auto& [arg, ref] : op.refs)
@@ -235,17 +240,7 @@ void Network::backward() {
 }
 
 void Network::update() {
-    const auto start = std::chrono::steady_clock::now();
-    rmsprop_update(settings_.optimizer, parameter_floats_, parameters_.floats(),
-                   gradients_buffer_.floats(), square_averages_.floats(), momentum_.floats(),
-                   settings_.threads);
-    if (settings_.profile) {
-        auto& [ms, count] = profile_["rmsprop update"];
-        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
-        ++count;
-    }
-    run(refresh_ops_);
+    run(update_ops_);
 }
 
 uint64_t Network::allocated_bytes() const {

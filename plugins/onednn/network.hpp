@@ -143,7 +143,8 @@ private:
     std::vector<dnnl::memory> means_, variances_;  // per batch-norm layer
     uint64_t owned_bytes_ = 0;                     // memory objects allocated by oneDNN
 
-    std::vector<Op> forward_ops_, backward_ops_, refresh_ops_;
+    std::vector<Op> forward_ops_, backward_ops_;
+    std::vector<Op> update_ops_;  // RMSProp, then the working copies of the weights refreshed
     std::vector<LossLayer> losses_;
     std::vector<TargetLayout> target_layouts_;
     std::vector<const float*> current_targets_;

@@ -2,9 +2,7 @@
 
 #include <omp.h>
 
-#include <algorithm>
 #include <chrono>
-#include <thread>
 
 namespace onednn_backend {
 namespace {
@@ -28,8 +26,7 @@ NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
 
     hb::Options options(desc.num_options, desc.options);
     NetworkSettings s;
-    const long hardware = std::max(1u, std::thread::hardware_concurrency());
-    s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
+    s.threads = options.get_threads();
     s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
     s.native_pooling = options.get_bool("native_pooling", true);
     s.profile = options.get_bool("profile", false);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
-#include <thread>
 
 namespace reference {
 namespace {
@@ -27,8 +26,7 @@ ReferenceSession::Settings ReferenceSession::parse(const hb_session_desc& desc) 
 
     hb::Options options(desc.num_options, desc.options);
     Settings s;
-    const long hardware = std::max(1u, std::thread::hardware_concurrency());
-    s.threads = static_cast<int>(options.get_int("threads", hardware, 1, 1024));
+    s.threads = options.get_threads();
     const std::string kernel = options.get_string("gemm_kernel", "auto");
     if (kernel == "auto")
         s.kernel = fastest_tile_kernel<float>();

@@ -1,0 +1,87 @@
+// The SDK's checks every plugin runs first: the session description (hb::check_session_desc) and
+// the `threads` option (hb::Options::get_threads).
+#include "hb/plugin.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+namespace {
+
+hb_graph some_graph{};
+
+struct Description {
+    hb_optimizer optimizer{};
+    hb_session_desc desc{};
+    Description() {
+        optimizer.variant = HB_RMSPROP_TORCH;
+        optimizer.learning_rate = 2.5e-4f;
+        optimizer.alpha = 0.99f;
+        optimizer.eps = 1e-8f;
+        desc.struct_size = sizeof(desc);
+        desc.graph = &some_graph;
+        desc.optimizer = &optimizer;
+        desc.device = "cpu";
+        desc.placement = HB_PLACEMENT_DEVICE;
+    }
+};
+
+// The error's message, or "" when the description passes; `status` gets the error's status.
+std::string refusal(const hb_session_desc& desc, hb_status* status = nullptr) {
+    try {
+        hb::check_session_desc(desc);
+        return "";
+    } catch (const hb::Error& e) {
+        if (status) *status = e.status();
+        return e.what();
+    }
+}
+
+TEST(SessionDescription, AValidOnePasses) {
+    Description d;
+    EXPECT_EQ(refusal(d.desc), "");
+}
+
+TEST(SessionDescription, EachDefectIsNamed) {
+    Description small;
+    small.desc.struct_size = 8;
+    EXPECT_NE(refusal(small.desc).find("too small (8 bytes"), std::string::npos);
+
+    Description no_graph;
+    no_graph.desc.graph = nullptr;
+    EXPECT_NE(refusal(no_graph.desc).find("no graph or optimizer"), std::string::npos);
+
+    Description host;
+    host.desc.placement = HB_PLACEMENT_HOST;
+    EXPECT_EQ(refusal(host.desc), "");
+
+    Description alpha;
+    alpha.optimizer.alpha = 1.5f;
+    EXPECT_NE(refusal(alpha.desc).find("alpha in [0, 1]"), std::string::npos);
+    Description rate;
+    rate.optimizer.learning_rate = -1;
+    EXPECT_NE(refusal(rate.desc).find("must be non-negative"), std::string::npos);
+}
+
+TEST(Options, ThreadsDefaultToTheHardwareAndRejectZero) {
+    const hb_option none[] = {{"unused", "1"}};
+    hb::Options defaults(0, none);
+    EXPECT_EQ(defaults.get_threads(),
+              static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+
+    const hb_option three[] = {{"threads", "3"}};
+    EXPECT_EQ(hb::Options(1, three).get_threads(), 3);
+
+    const hb_option zero[] = {{"threads", "0"}};
+    hb::Options bad(1, zero);
+    try {
+        bad.get_threads();
+        FAIL() << "threads 0 accepted";
+    } catch (const hb::Error& e) {
+        EXPECT_EQ(e.status(), HB_UNSUPPORTED);
+        EXPECT_NE(std::string(e.what()).find("option 'threads'"), std::string::npos);
+    }
+}
+
+}  // namespace
