@@ -48,13 +48,13 @@ step plugins
 
 step "conformance (configs/check.yaml, baseline reference on the CPU)"
 "$harness" check configs/check.yaml \
-  --backends libtorch-cuda,cudnn,cudnn-tf32 | tee "$out/check.txt"
-"$harness" check configs/check.yaml --backends libtorch-cuda,cudnn,cudnn-tf32 \
+  --backends libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16 | tee "$out/check.txt"
+"$harness" check configs/check.yaml --backends libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16 \
   --json >"$out/check.json" 2>/dev/null
 
 step "seed experiment (configs/hourglass8.yaml)"
 "$harness" run configs/hourglass8.yaml \
-  --backends libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs \
+  --backends libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs \
   --output "$out/hourglass8-h200.csv"
 
 step summary

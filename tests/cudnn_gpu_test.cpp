@@ -217,14 +217,24 @@ TEST_P(CudnnStep, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, CudnnStep,
-    ::testing::Values(StepMode{"fp32_nchw", {}}, StepMode{"fp32_nhwc", {{"layout", "nhwc"}}},
-                      StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fused_bn_relu", "true"}}},
-                      StepMode{"graphs", {{"cuda_graphs", "true"}}},
-                      StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
-                      StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
-                      StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
-                      StepMode{
-                          "tf32", {{"math", "tf32"}}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TORCH, 2e-2}),
+    ::testing::Values(
+        StepMode{"fp32_nchw", {}}, StepMode{"fp32_nhwc", {{"layout", "nhwc"}}},
+        StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fused_bn_relu", "true"}}},
+        StepMode{"graphs", {{"cuda_graphs", "true"}}},
+        StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
+        StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
+        StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
+        StepMode{"tf32", {{"math", "tf32"}}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TORCH, 2e-2},
+        // bf16 keeps 8 significant bits: the harness's bf16 tolerance.
+        StepMode{"bf16", {{"math", "bf16"}}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TORCH, 1.5e-1},
+        StepMode{"bf16_nhwc_fused_graphs",
+                 {{"math", "bf16"},
+                  {"layout", "nhwc"},
+                  {"fused_bn_relu", "true"},
+                  {"cuda_graphs", "true"}},
+                 HB_PLACEMENT_HOST,
+                 HB_RMSPROP_TORCH,
+                 1.5e-1}),
     [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
 
 TEST(CudnnPlugin, Describes) {
@@ -253,11 +263,11 @@ TEST(CudnnPlugin, WithoutDeviceSessionIsUnavailable) {
     EXPECT_NE(message.find(reason), std::string::npos) << message;
 }
 
-TEST(CudnnPlugin, RejectsBf16AndUnknownOptions) {
+TEST(CudnnPlugin, RejectsUnknownOptionsAndValues) {
     const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
     std::vector<hb_option> options;
     for (const auto& kv :
-         std::vector<std::pair<std::string, std::string>>{{"math", "bf16"}, {"tile", "4"}}) {
+         std::vector<std::pair<std::string, std::string>>{{"math", "fp16"}, {"tile", "4"}}) {
         StepMode s;
         s.options = {kv};
         const hb_session_desc desc = describe_session(s, o, options, "cuda:0");

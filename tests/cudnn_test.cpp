@@ -1,6 +1,6 @@
 // The cuDNN backend's host-side logic, on the CPU: option parsing, the liveness-based arena plan,
 // the step plan of a small stacked hourglass (fusions, gradient accumulation, buffer lifetimes),
-// and the per-element arithmetic of its own kernels against the reference backend.
+// and the arithmetic of its own kernels (bf16 rounding, batch norm) against the reference backend.
 #include "arena_plan.hpp"
 #include "data/initial_state.hpp"
 #include "hb/plugin.hpp"
@@ -14,7 +14,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -97,10 +100,18 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(d.layout, Layout::nchw);
     EXPECT_FALSE(d.fused_bn_relu);
     EXPECT_FALSE(d.cuda_graphs);
+    EXPECT_EQ(storage_of(d.math), Storage::f32);
+
+    options[0].value = "bf16";
+    desc.num_options = 1;
+    const Settings b = parse_settings(desc);
+    EXPECT_EQ(b.math, Math::bf16);
+    EXPECT_EQ(storage_of(b.math), Storage::bf16);
+    EXPECT_EQ(element_bytes(Storage::bf16), 2);
 }
 
 TEST(CudnnOptions, Rejections) {
-    EXPECT_EQ(status_of({{"math", "bf16"}}), HB_UNSUPPORTED);
+    EXPECT_EQ(status_of({{"math", "fp16"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"math", "fp64"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"layout", "chwn"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"cuda_graph", "true"}}), HB_UNSUPPORTED);
@@ -241,6 +252,28 @@ TEST(CudnnPlan, FusesEveryBatchNormFeedingOnlyAReLU) {
     EXPECT_THROW(Plan(graph, {graph.num_layers - 1}), hb::Error);
 }
 
+TEST(CudnnPlan, Bf16StoresActivationsInHalfTheBytes) {
+    const hb_graph& graph = *problem().abi.get();
+    const Plan f32(graph), bf16(graph, {}, Storage::bf16);
+    EXPECT_EQ(bf16.storage(), Storage::bf16);
+    EXPECT_EQ(bf16.parameter_floats(), f32.parameter_floats());  // parameters stay float32
+    ASSERT_EQ(bf16.requests().size(), f32.requests().size());
+    for (size_t i = 0; i < f32.values().size(); ++i) {
+        const ValuePlan& v = f32.values()[i];
+        for (int request : {v.buffer, v.gradient_buffer}) {
+            if (request < 0) continue;
+            EXPECT_EQ(2 * bf16.requests()[size_t(request)].bytes,
+                      f32.requests()[size_t(request)].bytes)
+                << v.name;
+        }
+    }
+    for (const LayerPlan& l : bf16.layers()) {  // the saved batch statistics stay float32
+        if (l.kind != HB_LAYER_BATCHNORM) continue;
+        EXPECT_EQ(bf16.requests()[size_t(l.saved)].bytes, 2 * l.in.c * 4) << l.name;
+    }
+    check_plan(bf16);
+}
+
 TEST(CudnnPlan, RejectsBrokenGraphs) {
     hb_graph graph = *problem().abi.get();
     std::vector<hb_layer> layers(graph.layers, graph.layers + graph.num_layers);
@@ -349,6 +382,126 @@ TEST(CudnnKernelMath, Relu) {
     EXPECT_EQ(math::relu(2.5f), 2.5f);
     EXPECT_EQ(math::relu_gradient(0.0f, 3.0f), 0.0f);
     EXPECT_EQ(math::relu_gradient(0.5f, 3.0f), 3.0f);
+}
+
+TEST(CudnnKernelMath, Bf16RoundsToNearestEven) {
+    auto bits = [](float x) { return math::to_bf16(x).bits; };
+    EXPECT_EQ(bits(1.0f), 0x3f80);
+    EXPECT_EQ(bits(-2.0f), 0xc000);
+    EXPECT_EQ(bits(0.0f), 0x0000);
+    EXPECT_EQ(bits(-0.0f), 0x8000);
+    // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even neighbour, 1.
+    EXPECT_EQ(bits(1.0f + 1.0f / 256), 0x3f80);
+    // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: to the even one, 1 + 2^-6.
+    EXPECT_EQ(bits(1.0f + 3.0f / 256), 0x3f82);
+    EXPECT_EQ(bits(1.0f + 1.5f / 256), 0x3f81);  // above halfway rounds up
+    EXPECT_EQ(bits(std::numeric_limits<float>::infinity()), 0x7f80);
+    EXPECT_EQ(bits(std::numeric_limits<float>::max()), 0x7f80);  // overflows to infinity
+    EXPECT_TRUE(std::isnan(math::from_bf16(math::to_bf16(std::nanf("")))));
+    EXPECT_TRUE(std::isnan(math::from_bf16(math::bf16{0x7f81})));
+    // A signalling NaN whose payload lies only in the low half stays a NaN, not infinity.
+    float low_nan;
+    const uint32_t low_nan_bits = 0x7f800001u;
+    std::memcpy(&low_nan, &low_nan_bits, sizeof low_nan);
+    EXPECT_TRUE(std::isnan(math::from_bf16(math::to_bf16(low_nan))));
+    // Every bf16 value converts to float and back unchanged; relative error of rounding <= 2^-8.
+    for (uint32_t b = 0; b < 0x10000u; ++b) {
+        const float x = math::from_bf16(math::bf16{uint16_t(b)});
+        if (std::isnan(x)) continue;
+        ASSERT_EQ(math::to_bf16(x).bits, b);
+    }
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+    for (int i = 0; i < 10000; ++i) {
+        const float x = u(rng);
+        EXPECT_LE(std::fabs(math::from_bf16(math::to_bf16(x)) - x), std::ldexp(std::fabs(x), -8));
+    }
+    math::bf16 stored{};
+    math::store(stored, 3.0f);
+    EXPECT_EQ(math::load(stored), 3.0f);
+}
+
+// The backend's own batch norm (bf16 math), composed on the host from the per-channel and
+// per-element functions its kernels use, against the reference backend in float32.
+TEST(CudnnKernelMath, BatchNormMatchesReference) {
+    reference::ThreadPool pool(1);
+    const reference::Dims d{3, 4, 5, 6};
+    const int64_t C = d.c, plane = d.plane(), count = d.n * plane;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(size_t(d.elements())), dy(x.size()), gamma(static_cast<size_t>(C)),
+        beta(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c)
+        gamma[size_t(c)] = 0.5f + 0.25f * float(c), beta[size_t(c)] = 0.1f * float(c);
+    // Channel means far from zero, as after a convolution with a bias.
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = 3.0f * float((i / size_t(plane)) % static_cast<size_t>(C)) + normal(rng);
+    for (float& g : dy) g = normal(rng);
+    const reference::BatchNormParams params{0.1, 1e-5};
+    std::vector<float> expected_y(x.size()), rm(static_cast<size_t>(C), 0.0f),
+        rv(static_cast<size_t>(C), 1.0f);
+    reference::BatchStatistics stats;
+    reference::batchnorm_forward(pool, d, params, x.data(), gamma.data(), beta.data(),
+                                 expected_y.data(), rm.data(), rv.data(), stats);
+    std::vector<float> expected_dx(x.size()), expected_dgamma(static_cast<size_t>(C)),
+        expected_dbeta(static_cast<size_t>(C));
+    reference::batchnorm_backward(pool, d, x.data(), gamma.data(), stats, dy.data(),
+                                  expected_dx.data(), expected_dgamma.data(),
+                                  expected_dbeta.data());
+
+    auto at = [&](int64_t n, int64_t c, int64_t i) { return size_t((n * C + c) * plane + i); };
+    for (int64_t c = 0; c < C; ++c) {
+        double sum = 0, squares = 0;
+        for (int64_t n = 0; n < d.n; ++n)
+            for (int64_t i = 0; i < plane; ++i) {
+                const double v = x[at(n, c, i)];
+                sum += v;
+                squares += v * v;
+            }
+        const math::BatchNormForward f = math::batchnorm_forward_channel(
+            sum, squares, double(count), gamma[size_t(c)], beta[size_t(c)], 0.0f, 1.0f,
+            params.momentum, params.eps);
+        EXPECT_NEAR(f.running_mean, rm[size_t(c)], 1e-6 * (1 + std::fabs(rm[size_t(c)])));
+        EXPECT_NEAR(f.running_var, rv[size_t(c)], 1e-5 * rv[size_t(c)]);
+        double sum_g = 0, sum_g_x_hat = 0;
+        for (int64_t n = 0; n < d.n; ++n)
+            for (int64_t i = 0; i < plane; ++i) {
+                const size_t k = at(n, c, i);
+                EXPECT_NEAR(math::batchnorm_forward_element(x[k], f.scale, f.shift, false),
+                            expected_y[k], 2e-5 * (1 + std::fabs(expected_y[k])));
+                const float g = math::batchnorm_output_gradient(dy[k], 0.0f, false);
+                sum_g += g;
+                sum_g_x_hat += double(g) * math::normalized(x[k], f.mean, f.inverse_deviation);
+            }
+        const math::BatchNormBackward b = math::batchnorm_backward_channel(
+            sum_g, sum_g_x_hat, double(count), gamma[size_t(c)], f.inverse_deviation);
+        EXPECT_NEAR(b.dgamma, expected_dgamma[size_t(c)], 1e-4 * (1 + std::fabs(b.dgamma)));
+        EXPECT_NEAR(b.dbeta, expected_dbeta[size_t(c)], 1e-4 * (1 + std::fabs(b.dbeta)));
+        for (int64_t n = 0; n < d.n; ++n)
+            for (int64_t i = 0; i < plane; ++i) {
+                const size_t k = at(n, c, i);
+                const float dx = math::batchnorm_input_gradient(
+                    dy[k], math::normalized(x[k], f.mean, f.inverse_deviation), b.input_scale,
+                    b.mean_g, b.mean_g_x_hat);
+                EXPECT_NEAR(dx, expected_dx[k], 1e-4 * (1 + std::fabs(expected_dx[k])));
+            }
+    }
+}
+
+TEST(CudnnKernelMath, FusedBatchNormReluMasksTheGradient) {
+    EXPECT_EQ(math::batchnorm_forward_element(-1.0f, 2.0f, 0.5f, true), 0.0f);
+    EXPECT_EQ(math::batchnorm_forward_element(-1.0f, 2.0f, 0.5f, false), -1.5f);
+    EXPECT_EQ(math::batchnorm_forward_element(1.0f, 2.0f, 0.5f, true), 2.5f);
+    EXPECT_EQ(math::batchnorm_output_gradient(4.0f, 0.0f, true), 0.0f);
+    EXPECT_EQ(math::batchnorm_output_gradient(4.0f, 0.25f, true), 4.0f);
+    EXPECT_EQ(math::batchnorm_output_gradient(4.0f, 0.0f, false), 4.0f);
+    // A channel of one value: zero variance, the output is beta and the running variance moves
+    // towards zero without dividing by zero.
+    const math::BatchNormForward f =
+        math::batchnorm_forward_channel(8.0, 32.0, 2.0, 1.0f, 0.5f, 0.0f, 1.0f, 0.1, 1e-5);
+    EXPECT_FLOAT_EQ(f.mean, 4.0f);
+    EXPECT_EQ(math::batchnorm_forward_element(4.0f, f.scale, f.shift, false), 0.5f);
+    EXPECT_FLOAT_EQ(f.running_var, 0.9f);
 }
 
 }  // namespace

@@ -99,10 +99,13 @@ TEST(EndToEnd, SameSeedGivesTheSameLosses) {
 TEST(EndToEnd, SeedExperimentSkipsEveryBackendThatIsNotBuiltWithItsReason) {
     TempDir dir;
     auto r = run_harness("run " + config("hourglass8.yaml") +
-                         " --backends libtorch-cuda,cudnn --iterations 1 --warmup 0 --output " +
+                         " --backends libtorch-cuda,cudnn,cudnn-bf16-graphs --iterations 1 "
+                         "--warmup 0 --output " +
                          (dir / "hg8.csv"));
     auto rows = harness::results::read_csv(dir / "hg8.csv");
-    ASSERT_EQ(rows.size(), 2u) << r.output;
+    ASSERT_EQ(rows.size(), 3u) << r.output;
+    // The math mode is the configured one, whether the backend ran or not.
+    EXPECT_EQ(rows[2]["math_mode"], "bf16");
     for (auto& row : rows) {
         if (row["status"] == "skipped") {
             EXPECT_FALSE(row["message"].empty());

@@ -238,7 +238,9 @@ results::BackendRun describe_entry(const config::RunConfig& config,
     run.plugin = entry.plugin;
     run.device = entry.device;
     run.options = entry.options;
-    run.math_mode = "fp32";
+    // What the config asks for, until the session's manifest says what is in force.
+    const auto math = entry.options.find("math");
+    run.math_mode = math != entry.options.end() ? math->second : "fp32";
     if (auto t = entry.options.find("threads"); t != entry.options.end())
         run.threads = std::atoi(t->second.c_str());
     run.warmup = overrides.warmup >= 0 ? overrides.warmup

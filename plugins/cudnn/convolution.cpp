@@ -107,26 +107,32 @@ cudnnTensorFormat_t tensor_format(Layout layout) {
     return layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
 
-void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& s, Layout layout) {
-    HB_CHECK(cudnnSetTensor4dDescriptor(descriptor, tensor_format(layout), CUDNN_DATA_FLOAT,
-                                        int(s.n), int(s.c), int(s.h), int(s.w)));
+cudnnDataType_t data_type(Storage storage) {
+    return storage == Storage::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& s, Layout layout,
+                cudnnDataType_t type) {
+    HB_CHECK(cudnnSetTensor4dDescriptor(descriptor, tensor_format(layout), type, int(s.n), int(s.c),
+                                        int(s.h), int(s.w)));
 }
 
 ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layout layout,
                                                     Math math) {
+    // bf16 math: bfloat16 tensors and filters with float accumulation.
+    const cudnnDataType_t type = data_type(storage_of(math));
     ConvolutionDescriptors d;
     d.x = make_tensor_descriptor();
     d.y = make_tensor_descriptor();
-    set_tensor(d.x.get(), layer.in, layout);
-    set_tensor(d.y.get(), layer.out, layout);
-    if (layer.bias >= 0) {
+    set_tensor(d.x.get(), layer.in, layout, type);
+    set_tensor(d.y.get(), layer.out, layout, type);
+    if (layer.bias >= 0 && type == CUDNN_DATA_FLOAT) {
         d.bias = make_tensor_descriptor();
         set_tensor(d.bias.get(), {1, layer.out.c, 1, 1}, layout);
     }
     d.w = make_filter_descriptor();
-    HB_CHECK(cudnnSetFilter4dDescriptor(d.w.get(), CUDNN_DATA_FLOAT, tensor_format(layout),
-                                        int(layer.out.c), int(layer.in.c), layer.kernel,
-                                        layer.kernel));
+    HB_CHECK(cudnnSetFilter4dDescriptor(d.w.get(), type, tensor_format(layout), int(layer.out.c),
+                                        int(layer.in.c), layer.kernel, layer.kernel));
     for (ConvolutionDescriptor* c : {&d.forward, &d.backward_data, &d.backward_filter}) {
         *c = make_convolution_descriptor();
         HB_CHECK(cudnnSetConvolution2dDescriptor(c->get(), layer.padding, layer.padding,

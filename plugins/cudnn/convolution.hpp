@@ -27,13 +27,15 @@ struct ConvolutionChoice {
 // Descriptors of one conv2d layer; every direction has its own convolution descriptor so that
 // each runs with the math type its algorithm was measured with.
 struct ConvolutionDescriptors {
-    TensorDescriptor x, y, bias;
+    TensorDescriptor x, y, bias;  // bias: float math only (bf16 adds it with its own kernel)
     FilterDescriptor w;
     ConvolutionDescriptor forward, backward_data, backward_filter;
 };
 
 cudnnTensorFormat_t tensor_format(Layout layout);
-void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& shape, Layout layout);
+cudnnDataType_t data_type(Storage storage);
+void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& shape, Layout layout,
+                cudnnDataType_t type = CUDNN_DATA_FLOAT);
 ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layout layout,
                                                     Math math);
 

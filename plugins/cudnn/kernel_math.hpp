@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #ifdef __CUDACC__
 #define HB_HD __host__ __device__
@@ -19,6 +21,61 @@ HB_HD inline float square_root(float x) {
 #else
     return std::sqrt(x);
 #endif
+}
+HB_HD inline double square_root(double x) {
+#ifdef __CUDA_ARCH__
+    return ::sqrt(x);
+#else
+    return std::sqrt(x);
+#endif
+}
+
+// bfloat16 (the upper half of a float32) as stored in bf16 math: activations and their gradients.
+struct bf16 {
+    uint16_t bits;
+};
+
+HB_HD inline uint32_t float_bits(float x) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
+    uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+#endif
+}
+HB_HD inline float bits_float(uint32_t u) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+#endif
+}
+
+// Round to nearest, ties to even; a NaN stays a (quiet) NaN, overflow becomes infinity.
+HB_HD inline bf16 to_bf16(float x) {
+    const uint32_t u = float_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return {static_cast<uint16_t>((u >> 16) | 0x40u)};
+    return {static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+HB_HD inline float from_bf16(bf16 x) {
+    return bits_float(uint32_t(x.bits) << 16);
+}
+
+// Element access for kernels written once for float and bf16 storage; arithmetic is float.
+HB_HD inline float load(float x) {
+    return x;
+}
+HB_HD inline float load(bf16 x) {
+    return from_bf16(x);
+}
+HB_HD inline void store(float& destination, float x) {
+    destination = x;
+}
+HB_HD inline void store(bf16& destination, float x) {
+    destination = to_bf16(x);
 }
 
 struct RmsPropParams {
@@ -86,6 +143,70 @@ HB_HD inline float relu(float x) {
 // The ReLU's gradient from its output: y > 0 exactly where x > 0.
 HB_HD inline float relu_gradient(float y, float dy) {
     return y > 0.0f ? dy : 0.0f;
+}
+
+// Batch normalisation in training mode (DESIGN §4), as the backend's own kernels compute it in bf16
+// math: per-channel sums over N, H, W in double, everything per channel from those sums, and
+// one float expression per element.
+struct BatchNormForward {
+    float mean, inverse_deviation;  // kept for the backward pass
+    float scale, shift;             // y = x * scale + shift, then the ReLU when fused
+    float running_mean, running_var;
+};
+// `sum` and `squares` are the sums of x and x^2 over `count` elements of one channel.
+HB_HD inline BatchNormForward batchnorm_forward_channel(double sum, double squares, double count,
+                                                        float gamma, float beta, float running_mean,
+                                                        float running_var, double momentum,
+                                                        double eps) {
+    const double mean = sum / count;
+    double variance = squares / count - mean * mean;  // biased: it normalises
+    if (variance < 0) variance = 0;
+    const double inverse_deviation = 1.0 / square_root(variance + eps);
+    const double scale = double(gamma) * inverse_deviation;
+    const double unbiased = count > 1 ? variance * count / (count - 1) : variance;
+    BatchNormForward r;
+    r.mean = float(mean);
+    r.inverse_deviation = float(inverse_deviation);
+    r.scale = float(scale);
+    r.shift = float(double(beta) - mean * scale);
+    r.running_mean = float((1 - momentum) * double(running_mean) + momentum * mean);
+    r.running_var = float((1 - momentum) * double(running_var) + momentum * unbiased);
+    return r;
+}
+HB_HD inline float batchnorm_forward_element(float x, float scale, float shift, bool fused_relu) {
+    const float y = x * scale + shift;
+    return fused_relu ? relu(y) : y;
+}
+
+// The gradient that reaches the batch norm's output: through the fused ReLU when there is one
+// (`y` is then the ReLU's output).
+HB_HD inline float batchnorm_output_gradient(float dy, float y, bool fused_relu) {
+    return fused_relu ? relu_gradient(y, dy) : dy;
+}
+HB_HD inline float normalized(float x, float mean, float inverse_deviation) {
+    return (x - mean) * inverse_deviation;
+}
+struct BatchNormBackward {
+    float dgamma, dbeta;
+    // dx = input_scale * (g - mean_g - x_hat * mean_g_x_hat)
+    float input_scale, mean_g, mean_g_x_hat;
+};
+// `sum_g` and `sum_g_x_hat` are the sums of g and g * x_hat over `count` elements of one
+// channel, g being the output gradient after the fused ReLU.
+HB_HD inline BatchNormBackward batchnorm_backward_channel(double sum_g, double sum_g_x_hat,
+                                                          double count, float gamma,
+                                                          float inverse_deviation) {
+    BatchNormBackward r;
+    r.dgamma = float(sum_g_x_hat);
+    r.dbeta = float(sum_g);
+    r.input_scale = float(double(gamma) * double(inverse_deviation));
+    r.mean_g = float(sum_g / count);
+    r.mean_g_x_hat = float(sum_g_x_hat / count);
+    return r;
+}
+HB_HD inline float batchnorm_input_gradient(float g, float x_hat, float input_scale, float mean_g,
+                                            float mean_g_x_hat) {
+    return input_scale * (g - mean_g - x_hat * mean_g_x_hat);
 }
 
 }  // namespace math

@@ -1,9 +1,11 @@
 // The backend's own CUDA kernels: everything cuDNN does not do (or not with the exact semantics
-// of DESIGN §4). Each function enqueues its work on `stream` and checks the launch.
-// `accumulate` adds into the gradient output instead of overwriting it.
+// of DESIGN §4). Each function enqueues its work on `stream` and checks the launch. Activations
+// and their gradients are of the element type `storage` names (float or bf16), arithmetic is
+// float. `accumulate` adds into the gradient output instead of overwriting it.
 #pragma once
 
 #include "kernel_math.hpp"
+#include "options.hpp"
 #include "plan.hpp"
 
 #include <cuda_runtime_api.h>
@@ -14,32 +16,34 @@
 namespace cudnn_backend {
 namespace kernels {
 
-void relu_forward(const float* x, float* y, int64_t count, cudaStream_t stream);
-void relu_backward(const float* y, const float* dy, float* dx, int64_t count, bool accumulate,
-                   cudaStream_t stream);
+void relu_forward(Storage storage, const void* x, void* y, int64_t count, cudaStream_t stream);
+void relu_backward(Storage storage, const void* y, const void* dy, void* dx, int64_t count,
+                   bool accumulate, cudaStream_t stream);
 
 // y = inputs[0] + inputs[1] + ..., in that order.
-void add_forward(const std::vector<const float*>& inputs, float* y, int64_t count,
+void add_forward(Storage storage, const std::vector<const void*>& inputs, void* y, int64_t count,
                  cudaStream_t stream);
 // Every dx[k] receives dy (added when accumulate[k]).
-void add_backward(const float* dy, const std::vector<float*>& dx,
+void add_backward(Storage storage, const void* dy, const std::vector<void*>& dx,
                   const std::vector<bool>& accumulate, int64_t count, cudaStream_t stream);
 
 // 2x2 stride 2; `in` is the input's shape; the gradient goes to the first maximum.
-void maxpool_forward(const float* x, float* y, const Shape& in, bool nhwc, cudaStream_t stream);
-void maxpool_backward(const float* x, const float* dy, float* dx, const Shape& in, bool nhwc,
-                      bool accumulate, cudaStream_t stream);
+void maxpool_forward(Storage storage, const void* x, void* y, const Shape& in, bool nhwc,
+                     cudaStream_t stream);
+void maxpool_backward(Storage storage, const void* x, const void* dy, void* dx, const Shape& in,
+                      bool nhwc, bool accumulate, cudaStream_t stream);
 
 // Nearest, factor 2; `in` is the input's shape.
-void upsample_forward(const float* x, float* y, const Shape& in, bool nhwc, cudaStream_t stream);
-void upsample_backward(const float* dy, float* dx, const Shape& in, bool nhwc, bool accumulate,
-                       cudaStream_t stream);
-
-// *loss = weight * mean((y - t)^2), summed in double in a fixed order.
-void mse_loss_forward(const float* y, const float* target, int64_t count, double weight,
-                      double* loss, cudaStream_t stream);
-void mse_loss_backward(const float* y, const float* target, float* dy, int64_t count, double weight,
+void upsample_forward(Storage storage, const void* x, void* y, const Shape& in, bool nhwc,
+                      cudaStream_t stream);
+void upsample_backward(Storage storage, const void* dy, void* dx, const Shape& in, bool nhwc,
                        bool accumulate, cudaStream_t stream);
+
+// *loss = weight * mean((y - t)^2), summed in double in a fixed order; the target is float.
+void mse_loss_forward(Storage storage, const void* y, const float* target, int64_t count,
+                      double weight, double* loss, cudaStream_t stream);
+void mse_loss_backward(Storage storage, const void* y, const float* target, void* dy, int64_t count,
+                       double weight, bool accumulate, cudaStream_t stream);
 
 // One RMSProp update of `count` parameters; `buffer` may be null without momentum.
 void rmsprop(float* param, const float* grad, float* square_average, float* buffer, int64_t count,
@@ -47,6 +51,10 @@ void rmsprop(float* param, const float* grad, float* square_average, float* buff
 
 void nchw_to_nhwc(const float* source, float* destination, const Shape& shape, cudaStream_t stream);
 void fill(float* data, float value, int64_t count, cudaStream_t stream);
+
+// float <-> bf16 (math::to_bf16: round to nearest even).
+void to_bf16(const float* source, void* destination, int64_t count, cudaStream_t stream);
+void from_bf16(const void* source, float* destination, int64_t count, cudaStream_t stream);
 
 }  // namespace kernels
 }  // namespace cudnn_backend

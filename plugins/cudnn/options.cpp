@@ -18,6 +18,14 @@ const char* to_string(Math math) {
     return "?";
 }
 
+Storage storage_of(Math math) {
+    return math == Math::bf16 ? Storage::bf16 : Storage::f32;
+}
+
+int64_t element_bytes(Storage storage) {
+    return storage == Storage::bf16 ? 2 : 4;
+}
+
 const char* to_string(Layout layout) {
     return layout == Layout::nhwc ? "nhwc" : "nchw";
 }
@@ -54,10 +62,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     else if (math == "tf32")
         s.math = Math::tf32;
     else if (math == "bf16")
-        throw hb::Error(
-            "option 'math': bf16 (mixed precision) is not implemented by the cudnn backend; use "
-            "fp32 or tf32",
-            HB_UNSUPPORTED);
+        s.math = Math::bf16;
     else
         throw hb::Error("option 'math': expected fp32, tf32 or bf16, got '" + math + "'",
                         HB_UNSUPPORTED);

@@ -4,12 +4,19 @@
 
 #include "hb/plugin.h"
 
+#include <cstdint>
 #include <string>
 
 namespace cudnn_backend {
 
 enum class Math { fp32, tf32, bf16 };
 enum class Layout { nchw, nhwc };
+// The element type of activations and their gradients: float32, or bfloat16 in bf16 math
+// (parameters, their gradients, optimizer state and statistics stay float32).
+enum class Storage { f32, bf16 };
+
+Storage storage_of(Math math);
+int64_t element_bytes(Storage storage);
 
 const char* to_string(Math math);
 const char* to_string(Layout layout);

@@ -37,7 +37,7 @@ std::vector<int> fusion_candidates(const hb_graph& graph) {
     return out;
 }
 
-Plan::Plan(const hb_graph& source, const std::set<int>& fuse) {
+Plan::Plan(const hb_graph& source, const std::set<int>& fuse, Storage storage) : storage_(storage) {
     const hb::Graph graph = hb::import_graph(source, {"cudnn", false});
     input_ = graph.input;
     target_ = shape_of(graph.target);
@@ -206,15 +206,15 @@ void Plan::plan_buffers() {
             if (layer.zero_output_gradient) gradient_first[layer.writes] = layer.backward_time;
         }
     }
+    const int64_t element = element_bytes(storage_);
     for (int v = 0; v < n; ++v) {
         ValuePlan& value = values_[v];
         if (value.is_input || !value.materialized || writer[v] < 0) continue;
-        const int64_t bytes = value.is_loss ? 0 : value.shape.elements() * int64_t(sizeof(float));
+        const int64_t bytes = value.is_loss ? 0 : value.shape.elements() * element;
         if (bytes > 0) value.buffer = add_request(bytes, first[v], last[v], value.name);
         if (value.needs_gradient)
-            value.gradient_buffer =
-                add_request(value.shape.elements() * int64_t(sizeof(float)), gradient_first[v],
-                            gradient_last[v], "d(" + value.name + ")");
+            value.gradient_buffer = add_request(value.shape.elements() * element, gradient_first[v],
+                                                gradient_last[v], "d(" + value.name + ")");
     }
     for (LayerPlan& layer : layers_)
         if (layer.kind == HB_LAYER_BATCHNORM)

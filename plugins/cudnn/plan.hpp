@@ -6,6 +6,7 @@
 
 #include "arena_plan.hpp"
 #include "hb/graph.hpp"
+#include "options.hpp"
 
 #include <cstdint>
 #include <set>
@@ -89,8 +90,9 @@ std::vector<int> fusion_candidates(const hb_graph& graph);
 class Plan {
 public:
     // Checks the graph (throws hb::Error naming the layer) and plans it; the BN layers in `fuse`
-    // (each one of fusion_candidates) also apply their ReLU.
-    Plan(const hb_graph& graph, const std::set<int>& fuse = {});
+    // (each one of fusion_candidates) also apply their ReLU. Activations and their gradients
+    // are stored as `storage`.
+    Plan(const hb_graph& graph, const std::set<int>& fuse = {}, Storage storage = Storage::f32);
 
     const std::vector<ValuePlan>& values() const { return values_; }
     const std::vector<LayerPlan>& layers() const { return layers_; }
@@ -101,6 +103,7 @@ public:
     int64_t parameter_floats() const { return parameter_floats_; }    // with alignment padding
     int64_t statistics_floats() const { return statistics_floats_; }  // with alignment padding
     int fusions() const;
+    Storage storage() const { return storage_; }
 
     // The step's time line: layer i's forward at time i, its backward at 2L-1-i, then the
     // optimizer at 2L.
@@ -126,6 +129,7 @@ private:
     std::vector<LayerPlan> layers_;
     std::vector<TensorPlan> tensors_;
     std::vector<BufferRequest> requests_;
+    Storage storage_ = Storage::f32;
     int input_ = -1;
     Shape target_;
     int loss_count_ = 0;

@@ -76,6 +76,11 @@ CudnnSession::CudnnSession(const hb_session_desc& desc) : settings_(checked_sett
     HB_CHECK(cudaGetDeviceProperties(&p, settings_.device));
     device_name_ = p.name;
     compute_capability_ = std::to_string(p.major) + "." + std::to_string(p.minor);
+    if (settings_.math == Math::bf16 && p.major < 8)
+        throw hb::Error("option 'math': bf16 needs a GPU of compute capability 8.0 or later; " +
+                            device_name_ + " (cuda:" + std::to_string(settings_.device) + ") is " +
+                            compute_capability_,
+                        HB_UNSUPPORTED);
     stream_ = make_stream();
     size_t free_before = 0, free_after = 0, total = 0;
     HB_CHECK(cudaMemGetInfo(&free_before, &total));
@@ -326,6 +331,7 @@ uint64_t CudnnSession::peak_memory_bytes() {
 }
 
 std::string CudnnSession::manifest_json() {
+    const bool bf16 = settings_.math == Math::bf16;
     std::ostringstream json;
     json << "{\"math\": \"" << to_string(settings_.math) << "\", \"layout\": \""
          << to_string(settings_.layout) << "\", \"placement\": \""
@@ -334,11 +340,12 @@ std::string CudnnSession::manifest_json() {
          << ", \"fused_bn_relu_requested\": " << (settings_.fused_bn_relu ? "true" : "false")
          << ", \"device\": \"cuda:" << settings_.device << "\", \"device_name\": \"" << device_name_
          << "\", \"compute_capability\": \"" << compute_capability_
-         << "\", \"threads\": 1, \"cudnn_handle_bytes\": " << handle_bytes_
-         << ", \"batchnorm\": \"cuDNN training mode (biased variance normalises, unbiased "
-            "updates running_var)\", "
+         << "\", \"threads\": 1, \"cudnn_handle_bytes\": " << handle_bytes_ << ", \"batchnorm\": \""
+         << (bf16 ? "own kernels" : "cuDNN")
+         << " training mode (biased variance normalises, unbiased updates running_var)\", "
          << "\"own_kernels\": [\"relu\", \"maxpool2d\", \"upsample\", \"add\", \"mse_loss\", "
-            "\"rmsprop\"], "
+            "\"rmsprop\""
+         << (bf16 ? ", \"batchnorm\", \"conv_bias\", \"bf16_conversion\"" : "") << "], "
          << step_->manifest_json() << "}";
     return json.str();
 }

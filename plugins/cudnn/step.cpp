@@ -1,5 +1,6 @@
 #include "step.hpp"
 
+#include "channel_kernels.hpp"
 #include "check.hpp"
 #include "hb/plugin.hpp"
 #include "kernels.hpp"
@@ -50,14 +51,17 @@ struct Trial {
 
 TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudnnHandle_t handle,
                            cudaStream_t stream)
-    : settings_(settings), handle_(handle), stream_(stream) {
+    : settings_(settings), storage_(storage_of(settings.math)), handle_(handle), stream_(stream) {
     relu_ = make_activation_descriptor();
     HB_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    plan_ = std::make_unique<Plan>(graph);
+    plan_ = std::make_unique<Plan>(graph, std::set<int>{}, storage_);
     if (settings_.fused_bn_relu) {
-        const std::set<int> fuse = choose_fusions(graph);
-        if (!fuse.empty()) plan_ = std::make_unique<Plan>(graph, fuse);
+        // The backend's own batch norm (bf16) fuses every candidate; cuDNN's is probed.
+        const std::vector<int> candidates = fusion_candidates(graph);
+        const std::set<int> fuse =
+            bf16() ? std::set<int>(candidates.begin(), candidates.end()) : choose_fusions(graph);
+        if (!fuse.empty()) plan_ = std::make_unique<Plan>(graph, fuse, storage_);
     }
     size_t free_bytes = 0, total_bytes = 0;
     HB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -77,7 +81,16 @@ TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudn
     if (settings_.optimizer.momentum != 0) momentum_ = DeviceBuffer(p);
     statistics_ = DeviceBuffer(size_t(plan_->statistics_floats()) * sizeof(float));
     losses_ = DeviceBuffer(size_t(std::max(plan_->loss_count(), 1)) * sizeof(double));
-    for (const DeviceBuffer* b : {&parameters_, &gradients_, &momentum_, &statistics_, &losses_})
+    if (bf16()) {
+        const size_t half = size_t(plan_->parameter_floats()) * 2;
+        parameters_bf16_ = DeviceBuffer(half);
+        gradients_bf16_ = DeviceBuffer(half);
+        const Shape input = plan_->values()[size_t(plan_->input())].shape;
+        input_bf16_ = DeviceBuffer(size_t(input.elements()) * 2);
+        channel_scratch_ = DeviceBuffer(size_t(channel_scratch_bytes_));
+    }
+    for (const DeviceBuffer* b : {&parameters_, &gradients_, &momentum_, &statistics_, &losses_,
+                                  &parameters_bf16_, &gradients_bf16_})
         if (b->bytes()) HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream_));
     kernels::fill(square_averages_.floats(), settings_.optimizer.initial_square_average,
                   plan_->parameter_floats(), stream_);
@@ -176,6 +189,10 @@ void TrainingStep::set_up_layers() {
                 device.backward_data_workspace = device.backward_filter_workspace =
                     plan.add_request(int64_t(backward), layer.backward_time, layer.backward_time,
                                      layer.name + " backward workspace");
+            if (bf16() && layer.bias >= 0)
+                channel_scratch_bytes_ = std::max(
+                    channel_scratch_bytes_,
+                    kernels::channel_scratch_bytes(layer.out, settings_.layout == Layout::nhwc));
         } else if (layer.kind == HB_LAYER_BATCHNORM) {
             set_up_batchnorm(layer, device);
         }
@@ -185,6 +202,12 @@ void TrainingStep::set_up_layers() {
 
 void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device) {
     Plan& plan = *plan_;
+    if (bf16()) {
+        channel_scratch_bytes_ =
+            std::max(channel_scratch_bytes_,
+                     kernels::channel_scratch_bytes(layer.in, settings_.layout == Layout::nhwc));
+        return;
+    }
     device.x = make_tensor_descriptor();
     device.parameters = make_tensor_descriptor();
     set_tensor(device.x.get(), layer.in, settings_.layout);
@@ -233,12 +256,12 @@ size_t TrainingStep::request_bytes(int request) const {
     return request < 0 ? 0 : size_t(plan_->requests()[size_t(request)].bytes);
 }
 
-const float* TrainingStep::value(int v) const {
-    if (v == plan_->input()) return input_;
+const void* TrainingStep::value(int v) const {
+    if (v == plan_->input()) return bf16() ? input_bf16_.get() : input_;
     return arena(plan_->values()[size_t(v)].buffer);
 }
 
-float* TrainingStep::gradient(int v) const {
+void* TrainingStep::gradient(int v) const {
     return arena(plan_->values()[size_t(v)].gradient_buffer);
 }
 
@@ -253,9 +276,27 @@ float* TrainingStep::tensor_gradient(int t) const {
     return gradients_.floats() + plan_->tensors()[size_t(t)].offset;
 }
 
+const void* TrainingStep::convolution_weight(int t) const {
+    if (!bf16()) return tensor(t);
+    return static_cast<const math::bf16*>(parameters_bf16_.get()) +
+           plan_->tensors()[size_t(t)].offset;
+}
+
+void* TrainingStep::convolution_weight_gradient(int t) const {
+    if (!bf16()) return tensor_gradient(t);
+    return static_cast<math::bf16*>(gradients_bf16_.get()) + plan_->tensors()[size_t(t)].offset;
+}
+
 void TrainingStep::forward(const float* input, const float* target) {
     input_ = input;
     target_ = target;
+    if (bf16()) {
+        ErrorContext context("the bf16 copies of the input and the parameters");
+        kernels::to_bf16(parameters_.floats(), parameters_bf16_.get(), plan_->parameter_floats(),
+                         stream_);
+        const Shape shape = plan_->values()[size_t(plan_->input())].shape;
+        kernels::to_bf16(input, input_bf16_.get(), shape.elements(), stream_);
+    }
     for (size_t i = 0; i < layers_.size(); ++i) {
         const LayerPlan& layer = plan_->layers()[i];
         if (layer.absorbed) continue;
@@ -265,18 +306,21 @@ void TrainingStep::forward(const float* input, const float* target) {
 }
 
 void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
-    const float* x = value(layer.inputs[0]);
-    float* y = const_cast<float*>(value(layer.writes));
+    const void* x = value(layer.inputs[0]);
+    void* y = const_cast<void*>(value(layer.writes));
     const bool nhwc = settings_.layout == Layout::nhwc;
     switch (layer.kind) {
         case HB_LAYER_CONV2D: {
             const ConvolutionDescriptors& d = *device.conv;
             HB_CHECK(cudnnConvolutionForward(
-                handle_, &one, d.x.get(), x, d.w.get(), tensor(layer.weight), d.forward.get(),
-                cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
+                handle_, &one, d.x.get(), x, d.w.get(), convolution_weight(layer.weight),
+                d.forward.get(), cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
                 arena(device.forward_workspace), request_bytes(device.forward_workspace), &zero,
                 d.y.get(), y));
-            if (layer.bias >= 0)
+            if (layer.bias < 0) break;
+            if (bf16())
+                kernels::bias_forward(storage_, y, tensor(layer.bias), layer.out, nhwc, stream_);
+            else
                 HB_CHECK(cudnnAddTensor(handle_, &one, d.bias.get(), tensor(layer.bias), &one,
                                         d.y.get(), y));
             break;
@@ -284,7 +328,10 @@ void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
         case HB_LAYER_BATCHNORM: {
             float* saved = arena(layer.saved);
             const int64_t c = layer.in.c;
-            if (layer.fused_relu)
+            if (bf16())
+                kernels::batchnorm_forward(storage_, x, y, layer.in, nhwc, batchnorm_tensors(layer),
+                                           channel_scratch_.get(), stream_);
+            else if (layer.fused_relu)
                 HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
                     handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero,
                     device.x.get(), x, nullptr, nullptr, device.x.get(), y, device.parameters.get(),
@@ -302,26 +349,39 @@ void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
             break;
         }
         case HB_LAYER_RELU:
-            kernels::relu_forward(x, y, layer.out.elements(), stream_);
+            kernels::relu_forward(storage_, x, y, layer.out.elements(), stream_);
             break;
         case HB_LAYER_MAXPOOL2D:
-            kernels::maxpool_forward(x, y, layer.in, nhwc, stream_);
+            kernels::maxpool_forward(storage_, x, y, layer.in, nhwc, stream_);
             break;
         case HB_LAYER_UPSAMPLE:
-            kernels::upsample_forward(x, y, layer.in, nhwc, stream_);
+            kernels::upsample_forward(storage_, x, y, layer.in, nhwc, stream_);
             break;
         case HB_LAYER_ADD: {
-            std::vector<const float*> inputs;
+            std::vector<const void*> inputs;
             for (int v : layer.inputs) inputs.push_back(value(v));
-            kernels::add_forward(inputs, y, layer.out.elements(), stream_);
+            kernels::add_forward(storage_, inputs, y, layer.out.elements(), stream_);
             break;
         }
         case HB_LAYER_MSE_LOSS:
-            kernels::mse_loss_forward(x, target_, layer.in.elements(), layer.loss_weight,
+            kernels::mse_loss_forward(storage_, x, target_, layer.in.elements(), layer.loss_weight,
                                       static_cast<double*>(losses_.get()) + layer.loss_slot,
                                       stream_);
             break;
     }
+}
+
+kernels::BatchNormTensors TrainingStep::batchnorm_tensors(const LayerPlan& layer) const {
+    kernels::BatchNormTensors bn;
+    bn.gamma = tensor(layer.weight);
+    bn.beta = tensor(layer.bias);
+    bn.running_mean = tensor(layer.running_mean);
+    bn.running_var = tensor(layer.running_var);
+    bn.saved = arena(layer.saved);
+    bn.momentum = layer.momentum;
+    bn.eps = layer.eps;
+    bn.fused_relu = layer.fused_relu;
+    return bn;
 }
 
 void TrainingStep::backward(const float* target) {
@@ -336,19 +396,20 @@ void TrainingStep::backward(const float* target) {
 
 void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
     const bool nhwc = settings_.layout == Layout::nhwc;
-    const float* x = value(layer.inputs[0]);
-    float* dx = layer.input_gradient[0] ? gradient(layer.inputs[0]) : nullptr;
+    const void* x = value(layer.inputs[0]);
+    void* dx = layer.input_gradient[0] ? gradient(layer.inputs[0]) : nullptr;
     const bool accumulate = layer.accumulate[0];
-    float* dy = layer.kind == HB_LAYER_MSE_LOSS ? nullptr : gradient(layer.writes);
+    void* dy = layer.kind == HB_LAYER_MSE_LOSS ? nullptr : gradient(layer.writes);
     if (layer.zero_output_gradient && dy)
-        HB_CHECK(cudaMemsetAsync(dy, 0, size_t(layer.out.elements()) * sizeof(float), stream_));
+        HB_CHECK(cudaMemsetAsync(dy, 0, size_t(layer.out.elements() * element_bytes(storage_)),
+                                 stream_));
     switch (layer.kind) {
         case HB_LAYER_CONV2D: {
             const ConvolutionDescriptors& d = *device.conv;
             const ConvolutionChoice& a = device.algorithms;
             if (dx)
                 HB_CHECK(cudnnConvolutionBackwardData(
-                    handle_, &one, d.w.get(), tensor(layer.weight), d.y.get(), dy,
+                    handle_, &one, d.w.get(), convolution_weight(layer.weight), d.y.get(), dy,
                     d.backward_data.get(), cudnnConvolutionBwdDataAlgo_t(a.backward_data.algorithm),
                     arena(device.backward_data_workspace),
                     request_bytes(device.backward_data_workspace), blend(accumulate), d.x.get(),
@@ -358,16 +419,31 @@ void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
                 cudnnConvolutionBwdFilterAlgo_t(a.backward_filter.algorithm),
                 arena(device.backward_filter_workspace),
                 request_bytes(device.backward_filter_workspace), &zero, d.w.get(),
-                tensor_gradient(layer.weight)));
-            if (layer.bias >= 0)
+                convolution_weight_gradient(layer.weight)));
+            if (bf16())
+                kernels::from_bf16(convolution_weight_gradient(layer.weight),
+                                   tensor_gradient(layer.weight),
+                                   plan_->tensors()[size_t(layer.weight)].elements, stream_);
+            if (layer.bias < 0) break;
+            if (bf16())
+                kernels::bias_backward(storage_, dy, tensor_gradient(layer.bias), layer.out, nhwc,
+                                       channel_scratch_.get(), stream_);
+            else
                 HB_CHECK(cudnnConvolutionBackwardBias(handle_, &one, d.y.get(), dy, &zero,
                                                       d.bias.get(), tensor_gradient(layer.bias)));
             break;
         }
         case HB_LAYER_BATCHNORM: {
+            if (bf16()) {
+                kernels::batchnorm_backward(
+                    storage_, x, value(layer.writes), dy, dx, accumulate,
+                    tensor_gradient(layer.weight), tensor_gradient(layer.bias), layer.in, nhwc,
+                    batchnorm_tensors(layer), channel_scratch_.get(), stream_);
+                break;
+            }
             const float* saved = arena(layer.saved);
             const int64_t c = layer.in.c;
-            float* target_dx = dx ? dx : arena(device.discarded_gradient);
+            void* target_dx = dx ? dx : arena(device.discarded_gradient);
             if (layer.fused_relu)
                 HB_CHECK(cudnnBatchNormalizationBackwardEx(
                     handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one,
@@ -388,26 +464,29 @@ void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
         }
         case HB_LAYER_RELU:
             if (dx)
-                kernels::relu_backward(value(layer.writes), dy, dx, layer.out.elements(),
+                kernels::relu_backward(storage_, value(layer.writes), dy, dx, layer.out.elements(),
                                        accumulate, stream_);
             break;
         case HB_LAYER_MAXPOOL2D:
-            if (dx) kernels::maxpool_backward(x, dy, dx, layer.in, nhwc, accumulate, stream_);
+            if (dx)
+                kernels::maxpool_backward(storage_, x, dy, dx, layer.in, nhwc, accumulate, stream_);
             break;
         case HB_LAYER_UPSAMPLE:
-            if (dx) kernels::upsample_backward(dy, dx, layer.in, nhwc, accumulate, stream_);
+            if (dx)
+                kernels::upsample_backward(storage_, dy, dx, layer.in, nhwc, accumulate, stream_);
             break;
         case HB_LAYER_ADD: {
-            std::vector<float*> outputs;
+            std::vector<void*> outputs;
             for (size_t k = 0; k < layer.inputs.size(); ++k)
                 outputs.push_back(layer.input_gradient[k] ? gradient(layer.inputs[k]) : nullptr);
-            kernels::add_backward(dy, outputs, layer.accumulate, layer.out.elements(), stream_);
+            kernels::add_backward(storage_, dy, outputs, layer.accumulate, layer.out.elements(),
+                                  stream_);
             break;
         }
         case HB_LAYER_MSE_LOSS:
             if (dx)
-                kernels::mse_loss_backward(x, target_, dx, layer.in.elements(), layer.loss_weight,
-                                           accumulate, stream_);
+                kernels::mse_loss_backward(storage_, x, target_, dx, layer.in.elements(),
+                                           layer.loss_weight, accumulate, stream_);
             break;
     }
 }
@@ -428,15 +507,17 @@ void TrainingStep::optimize() {
 
 uint64_t TrainingStep::device_bytes() const {
     uint64_t bytes = 0;
-    for (const DeviceBuffer* b : {&arena_memory_, &parameters_, &gradients_, &square_averages_,
-                                  &momentum_, &statistics_, &losses_})
+    for (const DeviceBuffer* b :
+         {&arena_memory_, &parameters_, &gradients_, &square_averages_, &momentum_, &statistics_,
+          &losses_, &parameters_bf16_, &gradients_bf16_, &input_bf16_, &channel_scratch_})
         bytes += b->bytes();
     return bytes;
 }
 
 std::string TrainingStep::manifest_json() const {
     std::ostringstream json;
-    json << "\"arena_bytes\": " << arena_.bytes
+    json << "\"activation_type\": \"" << (bf16() ? "bfloat16" : "float32") << "\", "
+         << "\"arena_bytes\": " << arena_.bytes
          << ", \"arena_requested_bytes\": " << arena_.requested_bytes
          << ", \"arena_buffers\": " << plan_->requests().size()
          << ", \"workspace_limit_bytes\": " << workspace_limit_

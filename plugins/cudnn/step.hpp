@@ -2,8 +2,14 @@
 // one arena for every transient buffer, and blocks for parameters, gradients, optimizer state
 // and running statistics. Enqueues forward, backward and the optimizer on one stream without
 // synchronising.
+//
+// In bf16 math, activations and their gradients are bfloat16; convolutions run on bfloat16
+// copies of the float32 weights (refreshed at the start of each step) and their weight gradients
+// are widened into the float32 gradient block; batch norm and the convolution bias are the
+// backend's own kernels (channel_kernels.hpp), with float32 parameters and statistics.
 #pragma once
 
+#include "channel_kernels.hpp"
 #include "convolution.hpp"
 #include "handles.hpp"
 #include "options.hpp"
@@ -60,14 +66,20 @@ private:
 
     float* arena(int request) const;
     size_t request_bytes(int request) const;
-    const float* value(int v) const;
-    float* gradient(int v) const;
+    const void* value(int v) const;
+    void* gradient(int v) const;
     float* tensor(int t) const;
     float* tensor_gradient(int t) const;
+    // A convolution's weight, and where its gradient is written, in the convolution's data type.
+    const void* convolution_weight(int t) const;
+    void* convolution_weight_gradient(int t) const;
+    bool bf16() const { return storage_ == Storage::bf16; }
     void forward_layer(const LayerPlan& layer, DeviceLayer& device);
     void backward_layer(const LayerPlan& layer, DeviceLayer& device);
+    kernels::BatchNormTensors batchnorm_tensors(const LayerPlan& layer) const;
 
     Settings settings_;
+    Storage storage_;
     cudnnHandle_t handle_;
     cudaStream_t stream_;
     std::unique_ptr<Plan> plan_;
@@ -77,6 +89,10 @@ private:
     ArenaPlan arena_;
     DeviceBuffer arena_memory_, parameters_, gradients_, square_averages_, momentum_, statistics_,
         losses_;
+    // bf16 math only: bfloat16 copies of the parameter and gradient blocks and of the input, and
+    // the scratch of the per-channel kernels.
+    DeviceBuffer parameters_bf16_, gradients_bf16_, input_bf16_, channel_scratch_;
+    int64_t channel_scratch_bytes_ = 0;
     size_t workspace_limit_ = 0;
     int measured_shapes_ = 0;
     const float* input_ = nullptr;
