@@ -99,7 +99,7 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.warmup, 3);
     EXPECT_EQ(c.iterations, 20);
     EXPECT_EQ(c.timeout_s, 1800);
-    ASSERT_EQ(c.backends.size(), 7u);
+    ASSERT_EQ(c.backends.size(), 8u);
     expect_backend(c.backends[0], "onednn", "onednn", "cpu");
     expect_backend(c.backends[1], "libtorch-cpu", "libtorch", "cpu");
     expect_backend(c.backends[2], "libtorch-cuda", "libtorch", "cuda:0");
@@ -107,6 +107,8 @@ TEST(ShippedConfigs, Hourglass8) {
     expect_backend(c.backends[6], "cudnn-tf32-graphs", "cudnn", "cuda:0");
     EXPECT_EQ(c.backends[6].options.at("math"), "tf32");
     EXPECT_EQ(c.backends[6].options.at("cuda_graphs"), "true");
+    expect_backend(c.backends[7], "cudnn-bf16-graphs", "cudnn", "cuda:0");
+    EXPECT_EQ(c.backends[7].options.at("math"), "bf16");
     EXPECT_EQ(c.backends[0].options.at("threads"), "2");
     EXPECT_EQ(c.backends[1].options.at("threads"), "2");
     EXPECT_TRUE(c.backends[2].options.empty());
@@ -122,9 +124,11 @@ TEST(ShippedConfigs, Check) {
     const hc::RunConfig c = hc::load_config(shipped("check.yaml"));
     EXPECT_EQ(c.model.stacks, 2);
     EXPECT_EQ(c.model.features, 32);
-    ASSERT_EQ(c.backends.size(), 7u);
+    ASSERT_EQ(c.backends.size(), 8u);
     expect_backend(c.backends[0], "reference", "reference", "cpu");
     expect_backend(c.backends[6], "cudnn-tf32", "cudnn", "cuda:0");
+    expect_backend(c.backends[7], "cudnn-bf16", "cudnn", "cuda:0");
+    EXPECT_EQ(c.backends[7].options.at("math"), "bf16");
 }
 
 TEST(ShippedConfigs, Hourglass2) {
