@@ -62,6 +62,9 @@ int main_cli(int argc, char** argv) {
                      "Add a column: each row's GFLOP/s as a fraction of this attainable rate")
         ->check(CLI::PositiveNumber);
     report_cmd->add_option("--output", report.output, "Write the Markdown here (default: stdout)");
+    report_cmd->add_option("--charts", report.charts,
+                           "Draw SVG charts (and their gnuplot scripts and data) in this folder "
+                           "and link them from the Markdown; needs gnuplot");
 
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");

@@ -36,6 +36,7 @@ struct ReportArgs {
     std::string baseline;  // backend name the others are compared with; empty = none
     std::string output;    // Markdown file; empty = stdout
     double attainable_gflops = 0;
+    std::string charts;  // folder for gnuplot charts; empty = none
 };
 int report_command(const ReportArgs& args);
 

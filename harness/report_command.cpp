@@ -1,27 +1,93 @@
 #include "commands.hpp"
 
 #include "results/atomic_file.hpp"
+#include "results/charts.hpp"
 #include "results/csv_writer.hpp"
 #include "results/markdown_report.hpp"
+#include "run/child_process.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 namespace harness {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kGnuplotTimeout_s = 120;
+
+// A gnuplot string in single quotes, where a quote is written twice.
+std::string single_quoted(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+// Writes each chart's data and script into `folder` and runs gnuplot there; returns the Markdown
+// that shows the SVGs, with paths relative to `markdown_folder`. Throws std::runtime_error.
+std::string draw_charts(const std::vector<results::Chart>& charts, const fs::path& folder,
+                        const fs::path& markdown_folder) {
+    fs::create_directories(folder);
+    for (const auto& c : charts) {
+        results::write_file_atomically((folder / (c.name + ".dat")).string(), c.data);
+        results::write_file_atomically((folder / (c.name + ".gp")).string(), c.script);
+    }
+    const std::string gnuplot = run::find_executable("gnuplot");
+    if (gnuplot.empty())
+        throw std::runtime_error(
+            "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox); the charts' data "
+            "and scripts are in " +
+            folder.string() + ": run gnuplot NAME.gp there");
+    const fs::path absolute = fs::absolute(folder);
+    std::string markdown;
+    for (const auto& c : charts) {
+        run::ChildProcess process(
+            {gnuplot, "-e", "cd " + single_quoted(absolute.string()), c.name + ".gp"});
+        const run::ExitInfo exit = process.wait(kGnuplotTimeout_s);
+        if (exit.timed_out || exit.signaled || exit.exit_code != 0 ||
+            !fs::exists(absolute / (c.name + ".svg")))
+            throw std::runtime_error("gnuplot could not draw " +
+                                     (folder / (c.name + ".gp")).string());
+        const fs::path svg =
+            fs::relative(absolute / (c.name + ".svg"), fs::absolute(markdown_folder));
+        markdown += "\n![" + c.title + "](" + svg.generic_string() + ")\n";
+    }
+    return markdown;
+}
+
+}  // namespace
+
 int report_command(const ReportArgs& args) {
     std::vector<results::CsvRow> rows;
+    std::vector<results::StepSamples> samples;
     try {
         for (const auto& csv : args.csvs) {
             auto file_rows = results::read_csv(csv);
             rows.insert(rows.end(), file_rows.begin(), file_rows.end());
+            if (args.charts.empty()) continue;
+            auto file_samples = results::read_step_samples(csv);
+            samples.insert(samples.end(), file_samples.begin(), file_samples.end());
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
         return kExitUsage;
     }
-    const std::string markdown =
-        results::markdown_report(rows, {args.baseline, args.attainable_gflops});
+    std::string markdown = results::markdown_report(rows, {args.baseline, args.attainable_gflops});
+    if (!args.charts.empty()) {
+        std::vector<results::Chart> charts = results::step_time_charts(rows);
+        for (auto& c : results::sample_charts(samples)) charts.push_back(std::move(c));
+        const fs::path markdown_folder =
+            args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();
+        try {
+            markdown += draw_charts(charts, args.charts, markdown_folder);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "harness report --charts: %s\n", e.what());
+            return kExitBackendFailed;
+        }
+    }
     if (args.output.empty()) {
         std::cout << markdown;
         return kExitOk;

@@ -95,6 +95,11 @@ ratios=$(printf '%s\n' "${rows[@]}" | awk -F'|' '{ gsub(/[ x]/, "", $9); print $
   echo '```'
   cat "$out/check.txt"
   echo '```'
+  echo
+  echo "## Charts (\`harness report $out/hourglass*-round*.csv --charts $out/charts\`)"
+  echo
+  "$harness" report "$out"/hourglass*-round*.csv --charts "$out/charts" \
+    --output "$out/charts/report.md" >&2 && grep '^!\[' "$out/charts/report.md" | sed 's|](|](charts/|; s|$|\n|'
 } >"$out/summary.md.tmp" && mv "$out/summary.md.tmp" "$out/summary.md"
 echo
 cat "$out/summary.md"

@@ -7,6 +7,7 @@ packages=(
   libyaml-cpp-dev libboost-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libtorch-dev
+  gnuplot-nox
 )
 
 sudo=""

@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace {
 
@@ -232,6 +234,52 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
               0);
     EXPECT_TRUE(fs::exists(dir / "a.md"));
     EXPECT_EQ(run_harness("report " + (dir / "missing.csv")).exit_code, 2);
+}
+
+bool gnuplot_installed() {
+    return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+TEST(EndToEnd, ReportDrawsChartsAndLinksThemFromTheMarkdown) {
+    if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (gnuplot-nox)";
+    TempDir dir;
+    ASSERT_EQ(
+        run_harness("run " + config("tiny.yaml") + " --iterations 3 --output " + (dir / "t.csv"))
+            .exit_code,
+        0);
+    auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "out/charts") +
+                         " --output " + (dir / "out/t.md"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const char* chart : {"tiny-step-time", "tiny-samples"}) {
+        for (const char* extension : {".dat", ".gp", ".svg"})
+            EXPECT_TRUE(fs::exists(dir.path() / "out/charts" / (std::string(chart) + extension)))
+                << chart << extension;
+        std::ifstream svg(dir.path() / "out/charts" / (std::string(chart) + ".svg"));
+        const std::string text((std::istreambuf_iterator<char>(svg)),
+                               std::istreambuf_iterator<char>());
+        EXPECT_NE(text.find("<svg"), std::string::npos) << chart;
+    }
+    std::ifstream md(dir.path() / "out/t.md");
+    const std::string markdown((std::istreambuf_iterator<char>(md)),
+                               std::istreambuf_iterator<char>());
+    // Paths relative to the Markdown file.
+    EXPECT_NE(markdown.find("](charts/tiny-step-time.svg)"), std::string::npos) << markdown;
+    EXPECT_NE(markdown.find("](charts/tiny-samples.svg)"), std::string::npos) << markdown;
+}
+
+TEST(EndToEnd, ReportChartsWithoutGnuplotSayWhatIsMissing) {
+    TempDir dir;
+    ASSERT_EQ(
+        run_harness("run " + config("tiny.yaml") + " --iterations 2 --output " + (dir / "t.csv"))
+            .exit_code,
+        0);
+    auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "charts"),
+                         "PATH=" + (dir / "empty"));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("gnuplot not found"), std::string::npos) << r.output;
+    // The data and scripts are there to draw by hand.
+    EXPECT_TRUE(fs::exists(dir.path() / "charts/tiny-step-time.gp"));
+    EXPECT_TRUE(fs::exists(dir.path() / "charts/tiny-step-time.dat"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -44,6 +45,21 @@ bool interrupted() {
 std::string describe_signal(int signal) {
     const char* name = strsignal(signal);
     return "signal " + std::to_string(signal) + " (" + (name ? name : "unknown") + ")";
+}
+
+std::string find_executable(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::string folders = path ? path : "";
+    size_t start = 0;
+    while (start <= folders.size()) {
+        size_t end = folders.find(':', start);
+        if (end == std::string::npos) end = folders.size();
+        const std::string folder = end > start ? folders.substr(start, end - start) : ".";
+        const std::string candidate = folder + "/" + name;
+        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+        start = end + 1;
+    }
+    return "";
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv) {

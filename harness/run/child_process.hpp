@@ -20,6 +20,9 @@ struct ExitInfo {
 
 std::string describe_signal(int signal);  // "signal 11 (Segmentation fault)"
 
+// The path of an executable named `name` in a folder of $PATH, or "" when there is none.
+std::string find_executable(const std::string& name);
+
 class ChildProcess {
 public:
     // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited.

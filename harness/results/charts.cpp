@@ -1,0 +1,190 @@
+#include "results/charts.hpp"
+
+#include "results/json_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace harness::results {
+
+namespace {
+
+std::string get(const CsvRow& row, const std::string& column) {
+    auto it = row.find(column);
+    return it == row.end() ? "" : it->second;
+}
+
+double number(const CsvRow& row, const std::string& column) {
+    try {
+        return std::stod(get(row, column));
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+std::string label_of(const std::string& backend, const std::string& device,
+                     const std::string& math) {
+    return backend + " (" + device + (math.empty() ? "" : ", " + math) + ")";
+}
+
+// Labels that repeat (the same backend in several CSVs, as rounds) get " #2", " #3", ...
+void number_repeats(std::vector<std::string>& labels) {
+    std::map<std::string, int> total, seen;
+    for (const auto& l : labels) ++total[l];
+    for (auto& l : labels)
+        if (total[l] > 1) l += " #" + std::to_string(++seen[l]);
+}
+
+// A gnuplot string in double quotes: backslashes and quotes escaped.
+std::string quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c != '\n') out += c;
+    }
+    return out + "\"";
+}
+
+// A file name from a config name: letters, digits, '-', '_' and '.' kept, the rest '_'.
+std::string file_stem(const std::string& config) {
+    std::string s = config.empty() ? "results" : config;
+    for (char& c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+            c = '_';
+    return s;
+}
+
+bool wide_range(double low, double high) {
+    return low > 0 && high / low > 20;
+}
+
+std::string header(const std::string& name, const std::string& title, int width, int height) {
+    return fmt::format(
+        "# Drawn by `harness report --charts`; redraw with: gnuplot {0}.gp\n"
+        "set terminal svg size {1},{2} dynamic noenhanced font \"sans,12\" background "
+        "rgb \"white\"\n"
+        "set output \"{0}.svg\"\n"
+        "set title {3}\n"
+        "set grid\n",
+        name, width, height, quoted(title));
+}
+
+}  // namespace
+
+std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
+    std::filesystem::path path(csv_path);
+    path.replace_extension(".json");
+    std::ifstream in(path);
+    if (!in) return {};
+    std::vector<StepSamples> out;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(in);
+        const std::string config = j.at("provenance").value("config_name", "");
+        for (const auto& r : j.at("runs")) {
+            const BackendRun run = backend_run_from_json(r);
+            if (run.samples_ms.empty()) continue;
+            out.push_back(
+                {config, label_of(run.backend, run.device, run.math_mode), run.samples_ms});
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path.string() + ": not a results sidecar: " + e.what());
+    }
+    return out;
+}
+
+std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows) {
+    std::map<std::string, std::vector<const CsvRow*>> by_config;
+    for (const auto& r : rows)
+        if (get(r, "status") == "ok" && number(r, "median_ms") > 0)
+            by_config[get(r, "config_name")].push_back(&r);
+    std::vector<Chart> charts;
+    for (const auto& [config, members] : by_config) {
+        std::vector<std::string> labels;
+        for (const CsvRow* r : members)
+            labels.push_back(label_of(get(*r, "backend"), get(*r, "device"), get(*r, "math_mode")));
+        number_repeats(labels);
+        Chart c;
+        c.name = file_stem(config) + "-step-time";
+        c.title = config + ": time per training step";
+        double low = 0, high = 0;
+        std::ostringstream data;
+        data << "# row\tlabel\tmedian_ms\tp10_ms\tp90_ms\tmin_ms\tmax_ms\n";
+        for (size_t i = 0; i < members.size(); ++i) {
+            const CsvRow& r = *members[i];
+            const double median = number(r, "median_ms");
+            low = i == 0 ? median : std::min(low, median);
+            high = std::max(high, median);
+            data << i << '\t' << quoted(labels[i]);
+            for (const char* column : {"median_ms", "p10_ms", "p90_ms", "min_ms", "max_ms"})
+                data << '\t' << fmt::format("{:.6g}", number(r, column));
+            data << '\n';
+        }
+        c.data = data.str();
+        const int n = static_cast<int>(members.size());
+        c.script =
+            header(c.name, c.title + " (median; bar: p10-p90; +: min and max)", 900, 120 + 32 * n) +
+            fmt::format(
+                "set xlabel \"ms per step{0}\"\n"
+                "{1}"
+                "set yrange [-0.6:{2}.6] reverse\n"
+                "set offsets graph 0.05, graph 0.05, 0, 0\n"
+                "set key off\n"
+                "plot \"{3}.dat\" using 3:1:4:5:ytic(2) with xerrorbars pt 7 ps 1.2 "
+                "lc rgb \"#1f77b4\", \\\n"
+                "     \"\" using 6:1 with points pt 1 lc rgb \"#555555\", \\\n"
+                "     \"\" using 7:1 with points pt 1 lc rgb \"#555555\"\n",
+                wide_range(low, high) ? " (logarithmic)" : "",
+                wide_range(low, high) ? "set logscale x\n" : "", n - 1, c.name);
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
+std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples) {
+    std::map<std::string, std::vector<const StepSamples*>> by_config;
+    for (const auto& s : samples) by_config[s.config].push_back(&s);
+    std::vector<Chart> charts;
+    for (const auto& [config, runs] : by_config) {
+        std::vector<std::string> labels;
+        for (const StepSamples* s : runs) labels.push_back(s->label);
+        number_repeats(labels);
+        Chart c;
+        c.name = file_stem(config) + "-samples";
+        c.title = config + ": every timed step";
+        double low = 0, high = 0;
+        bool first = true;
+        std::ostringstream data, plot;
+        for (size_t k = 0; k < runs.size(); ++k) {
+            data << "# " << labels[k] << "\n# step\tms\n";
+            for (size_t i = 0; i < runs[k]->ms.size(); ++i) {
+                const double ms = runs[k]->ms[i];
+                data << i + 1 << '\t' << fmt::format("{:.6g}", ms) << '\n';
+                if (!(ms > 0) || !std::isfinite(ms)) continue;
+                low = first ? ms : std::min(low, ms);
+                high = std::max(high, ms);
+                first = false;
+            }
+            data << "\n\n";  // one gnuplot data block per run
+            plot << (k ? ", \\\n     \"\"" : "plot \"" + c.name + ".dat\"") << " index " << k
+                 << " using 1:2 with linespoints pt 7 ps 0.5 title " << quoted(labels[k]);
+        }
+        c.data = data.str();
+        c.script = header(c.name, c.title, 900, 500) +
+                   fmt::format("set xlabel \"timed step\"\nset ylabel \"ms{}\"\n{}",
+                               wide_range(low, high) ? " (logarithmic)" : "",
+                               wide_range(low, high) ? "set logscale y\n" : "") +
+                   "set key outside right top\n" + plot.str() + "\n";
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
+}  // namespace harness::results

@@ -1,0 +1,36 @@
+// `harness report --charts`: gnuplot charts of result CSVs. Each chart is a data file and a
+// gnuplot script beside the SVG it draws, so a reader can redraw or restyle it from the numbers.
+#pragma once
+
+#include "results/markdown_report.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness::results {
+
+struct Chart {
+    std::string name;    // file stem: <name>.dat, <name>.gp, <name>.svg
+    std::string title;   // also the Markdown image's alternative text
+    std::string data;    // the contents of <name>.dat
+    std::string script;  // the contents of <name>.gp, which reads <name>.dat and writes <name>.svg
+};
+
+// Every timed step of one backend run, from a run's JSON sidecar.
+struct StepSamples {
+    std::string config;
+    std::string label;  // backend, device, math mode
+    std::vector<double> ms;
+};
+
+// The runs with samples in the JSON sidecar of a result CSV (the CSV's path with .json); none
+// when the sidecar is missing. Throws std::runtime_error naming the file when it is unreadable.
+std::vector<StepSamples> read_step_samples(const std::string& csv_path);
+
+// Per config: each ok row's median time per step with its p10-p90 range and its extremes (a
+// logarithmic axis when the rows differ by more than 20x).
+std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows);
+// Per config: every timed step of every run in the order they ran, to show drift and outliers.
+std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples);
+
+}  // namespace harness::results

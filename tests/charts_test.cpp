@@ -1,0 +1,124 @@
+// The charts of `harness report --charts`: which rows and runs they show, their data files and
+// the gnuplot scripts that draw them. Drawing them is tested end to end.
+#include "results/charts.hpp"
+#include "results/json_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+namespace hr = harness::results;
+
+namespace {
+
+hr::CsvRow row(const std::string& config, const std::string& backend, const std::string& status,
+               double median) {
+    return {{"config_name", config}, {"backend", backend}, {"device", "cpu"},
+            {"math_mode", "fp32"},   {"status", status},   {"median_ms", std::to_string(median)},
+            {"p10_ms", "1"},         {"p90_ms", "3"},      {"min_ms", "0.5"},
+            {"max_ms", "4"}};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+TEST(StepTimeCharts, OneChartPerConfigWithItsOkRows) {
+    const std::vector<hr::CsvRow> rows = {
+        row("tiny", "reference", "ok", 2), row("tiny", "onednn", "failed", 0),
+        row("tiny", "reference", "ok", 2.5), row("hg8", "cudnn", "ok", 20)};
+    const auto charts = hr::step_time_charts(rows);
+    ASSERT_EQ(charts.size(), 2u);
+    const hr::Chart& hg8 = charts[0];  // in config order
+    EXPECT_EQ(hg8.name, "hg8-step-time");
+    const hr::Chart& tiny = charts[1];
+    EXPECT_EQ(tiny.name, "tiny-step-time");
+    EXPECT_TRUE(contains(tiny.title, "tiny"));
+    // The same backend twice (two rounds) is told apart; the failed row is left out.
+    EXPECT_TRUE(contains(tiny.data, "\"reference (cpu, fp32) #1\"\t2\t1\t3\t0.5\t4\n"));
+    EXPECT_TRUE(contains(tiny.data, "\"reference (cpu, fp32) #2\"\t2.5\t"));
+    EXPECT_FALSE(contains(tiny.data, "onednn"));
+    // The script reads the data file and writes the SVG beside it.
+    EXPECT_TRUE(contains(tiny.script, "set output \"tiny-step-time.svg\""));
+    EXPECT_TRUE(contains(tiny.script, "plot \"tiny-step-time.dat\""));
+    EXPECT_TRUE(contains(tiny.script, "set yrange [-0.6:1.6]"));
+    EXPECT_FALSE(contains(tiny.script, "logscale"));
+}
+
+TEST(StepTimeCharts, LogarithmicWhenTheRowsDifferByMoreThanTwentyTimes) {
+    const auto charts =
+        hr::step_time_charts({row("hg8", "onednn", "ok", 9400), row("hg8", "cudnn", "ok", 25)});
+    ASSERT_EQ(charts.size(), 1u);
+    EXPECT_TRUE(contains(charts[0].script, "set logscale x"));
+    EXPECT_TRUE(contains(charts[0].script, "(logarithmic)"));
+}
+
+TEST(StepTimeCharts, NamesAndLabelsAreSafe) {
+    hr::CsvRow r = row("my config/\"x\"", "a\"b", "ok", 1);
+    const auto charts = hr::step_time_charts({r});
+    ASSERT_EQ(charts.size(), 1u);
+    EXPECT_EQ(charts[0].name, "my_config__x_-step-time");
+    EXPECT_TRUE(contains(charts[0].data, "\"a\\\"b (cpu, fp32)\""));
+    EXPECT_TRUE(hr::step_time_charts({}).empty());
+}
+
+TEST(SampleCharts, OneDataBlockPerRun) {
+    const std::vector<hr::StepSamples> samples = {{"tiny", "reference (cpu, fp32)", {1.5, 2.5}},
+                                                  {"tiny", "onednn (cpu, fp32)", {3}},
+                                                  {"hg8", "cudnn (cuda:0, bf16)", {20, 21}}};
+    const auto charts = hr::sample_charts(samples);
+    ASSERT_EQ(charts.size(), 2u);
+    const hr::Chart& tiny = charts[1];
+    EXPECT_EQ(tiny.name, "tiny-samples");
+    EXPECT_TRUE(contains(tiny.data, "# reference (cpu, fp32)\n# step\tms\n1\t1.5\n2\t2.5\n\n\n"));
+    EXPECT_TRUE(contains(tiny.data, "# onednn (cpu, fp32)\n# step\tms\n1\t3\n"));
+    EXPECT_TRUE(contains(tiny.script, "index 0 using 1:2"));
+    EXPECT_TRUE(contains(tiny.script, "index 1 using 1:2"));
+    EXPECT_TRUE(contains(tiny.script, "title \"onednn (cpu, fp32)\""));
+    EXPECT_FALSE(contains(tiny.script, "index 2"));
+}
+
+class StepSamplesFile : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("charts_test." + std::to_string(::getpid()));
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    fs::path dir_;
+};
+
+TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
+    hr::Provenance p;
+    p.config_name = "tiny";
+    hr::BackendRun ok, skipped;
+    ok.backend = "reference";
+    ok.device = "cpu";
+    ok.math_mode = "fp32";
+    ok.samples_ms = {1, 2, 3};
+    skipped.backend = "cudnn";
+    skipped.status = hr::Status::skipped;
+    hr::write_json(path("a.json"), p, {ok, skipped});
+    const auto samples = hr::read_step_samples(path("a.csv"));
+    ASSERT_EQ(samples.size(), 1u);
+    EXPECT_EQ(samples[0].config, "tiny");
+    EXPECT_EQ(samples[0].label, "reference (cpu, fp32)");
+    EXPECT_EQ(samples[0].ms, (std::vector<double>{1, 2, 3}));
+}
+
+TEST_F(StepSamplesFile, NoSidecarMeansNoSamplesAndABrokenOneIsAnError) {
+    EXPECT_TRUE(hr::read_step_samples(path("none.csv")).empty());
+    std::ofstream(path("broken.json")) << "{\"runs\": 3}";
+    try {
+        hr::read_step_samples(path("broken.csv"));
+        FAIL() << "expected an error";
+    } catch (const std::runtime_error& e) {
+        EXPECT_TRUE(contains(e.what(), "broken.json")) << e.what();
+    }
+}
+
+}  // namespace
