@@ -17,19 +17,6 @@ namespace harness::results {
 
 namespace {
 
-std::string get(const CsvRow& row, const std::string& column) {
-    auto it = row.find(column);
-    return it == row.end() ? "" : it->second;
-}
-
-double number(const CsvRow& row, const std::string& column) {
-    try {
-        return std::stod(get(row, column));
-    } catch (const std::exception&) {
-        return 0;
-    }
-}
-
 std::string label_of(const std::string& backend, const std::string& device,
                      const std::string& math) {
     return backend + " (" + device + (math.empty() ? "" : ", " + math) + ")";
@@ -103,13 +90,14 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
 std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows) {
     std::map<std::string, std::vector<const CsvRow*>> by_config;
     for (const auto& r : rows)
-        if (get(r, "status") == "ok" && number(r, "median_ms") > 0)
-            by_config[get(r, "config_name")].push_back(&r);
+        if (text_of(r, "status") == "ok" && number_of(r, "median_ms") > 0)
+            by_config[text_of(r, "config_name")].push_back(&r);
     std::vector<Chart> charts;
     for (const auto& [config, members] : by_config) {
         std::vector<std::string> labels;
         for (const CsvRow* r : members)
-            labels.push_back(label_of(get(*r, "backend"), get(*r, "device"), get(*r, "math_mode")));
+            labels.push_back(
+                label_of(text_of(*r, "backend"), text_of(*r, "device"), text_of(*r, "math_mode")));
         number_repeats(labels);
         Chart c;
         c.name = file_stem(config) + "-step-time";
@@ -119,12 +107,12 @@ std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows) {
         data << "# row\tlabel\tmedian_ms\tp10_ms\tp90_ms\tmin_ms\tmax_ms\n";
         for (size_t i = 0; i < members.size(); ++i) {
             const CsvRow& r = *members[i];
-            const double median = number(r, "median_ms");
+            const double median = number_of(r, "median_ms");
             low = i == 0 ? median : std::min(low, median);
             high = std::max(high, median);
             data << i << '\t' << quoted(labels[i]);
             for (const char* column : {"median_ms", "p10_ms", "p90_ms", "min_ms", "max_ms"})
-                data << '\t' << fmt::format("{:.6g}", number(r, column));
+                data << '\t' << fmt::format("{:.6g}", number_of(r, column));
             data << '\n';
         }
         c.data = data.str();

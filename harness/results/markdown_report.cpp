@@ -8,30 +8,16 @@ namespace harness::results {
 
 namespace {
 
-std::string get(const CsvRow& row, const std::string& column) {
-    auto it = row.find(column);
-    return it == row.end() ? "" : it->second;
-}
-
-double number(const CsvRow& row, const std::string& column) {
-    const std::string s = get(row, column);
-    if (s.empty()) return 0;
-    try {
-        return std::stod(s);
-    } catch (const std::exception&) {
-        return 0;
-    }
-}
-
 std::string fixed(const CsvRow& row, const std::string& column, int digits) {
-    return get(row, column).empty() ? "" : fmt::format("{:.{}f}", number(row, column), digits);
+    return text_of(row, column).empty() ? ""
+                                        : fmt::format("{:.{}f}", number_of(row, column), digits);
 }
 
 // The distinct values of a provenance column, joined.
 std::string distinct(const std::vector<CsvRow>& rows, const std::string& column) {
     std::set<std::string> values;
     for (const auto& r : rows)
-        if (!get(r, column).empty()) values.insert(get(r, column));
+        if (!text_of(r, column).empty()) values.insert(text_of(r, column));
     std::string s;
     for (const auto& v : values) s += (s.empty() ? "" : "; ") + v;
     return s.empty() ? "—" : s;
@@ -60,8 +46,8 @@ std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions
 
     std::map<std::string, double> baseline_ms;  // config_sha256 -> median
     for (const auto& r : rows)
-        if (!baseline.empty() && get(r, "backend") == baseline && get(r, "status") == "ok")
-            baseline_ms[get(r, "config_sha256")] = number(r, "median_ms");
+        if (!baseline.empty() && text_of(r, "backend") == baseline && text_of(r, "status") == "ok")
+            baseline_ms[text_of(r, "config_sha256")] = number_of(r, "median_ms");
 
     out +=
         "| backend | device | status | check | math | threads | median ms | IQR ms | "
@@ -72,24 +58,25 @@ std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions
     if (attainable) out += "---:|";
     out += baseline.empty() ? "\n" : "---:|\n";
     for (const auto& r : rows) {
-        std::string status = get(r, "status");
-        if (!get(r, "message").empty()) status += ": " + get(r, "message");
-        if (get(r, "noisy") == "true") status += " (noisy)";
-        out += fmt::format(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(get(r, "backend")), cell(get(r, "device")), cell(status), get(r, "check"),
-            get(r, "math_mode"), get(r, "threads"), fixed(r, "median_ms", 2), fixed(r, "iqr_ms", 2),
-            fixed(r, "images_per_s", 1), fixed(r, "gflops", 1), fixed(r, "peak_memory_mb", 0),
-            get(r, "first_loss"), get(r, "last_loss"));
+        std::string status = text_of(r, "status");
+        if (!text_of(r, "message").empty()) status += ": " + text_of(r, "message");
+        if (text_of(r, "noisy") == "true") status += " (noisy)";
+        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                           cell(text_of(r, "backend")), cell(text_of(r, "device")), cell(status),
+                           text_of(r, "check"), text_of(r, "math_mode"), text_of(r, "threads"),
+                           fixed(r, "median_ms", 2), fixed(r, "iqr_ms", 2),
+                           fixed(r, "images_per_s", 1), fixed(r, "gflops", 1),
+                           fixed(r, "peak_memory_mb", 0), text_of(r, "first_loss"),
+                           text_of(r, "last_loss"));
         if (attainable) {
-            const double gflops = number(r, "gflops");
+            const double gflops = number_of(r, "gflops");
             out += gflops > 0 ? fmt::format(" {:.1f}% |", 100 * gflops / options.attainable_gflops)
                               : " |";
         }
         if (!baseline.empty()) {
-            auto b = baseline_ms.find(get(r, "config_sha256"));
-            const double ms = number(r, "median_ms");
-            out += (b != baseline_ms.end() && ms > 0 && get(r, "status") == "ok")
+            auto b = baseline_ms.find(text_of(r, "config_sha256"));
+            const double ms = number_of(r, "median_ms");
+            out += (b != baseline_ms.end() && ms > 0 && text_of(r, "status") == "ok")
                        ? fmt::format(" {:.2f}x |", ms / b->second)
                        : " |";
         }

@@ -1,13 +1,12 @@
 // `harness report`: result CSVs as a Markdown table that can be pasted into a README or an issue.
 #pragma once
 
-#include <map>
+#include "results/csv_row.hpp"
+
 #include <string>
 #include <vector>
 
 namespace harness::results {
-
-using CsvRow = std::map<std::string, std::string>;
 
 struct ReportOptions {
     std::string baseline;          // backend name the others are compared with; empty = none

@@ -18,7 +18,7 @@ struct Stats {
     double median_ms = 0, mean_ms = 0, stddev_ms = 0, min_ms = 0, max_ms = 0;
     double p10_ms = 0, p90_ms = 0, iqr_ms = 0, cv = 0;
     double images_per_s = 0, gflops = 0;  // from the median
-    bool noisy = false;                    // IQR / median > 10%
+    bool noisy = false;                   // IQR / median > 10%
 };
 // Samples in milliseconds; batch and flops_per_step turn the median into throughput.
 Stats compute_stats(const std::vector<double>& samples_ms, int64_t batch, int64_t flops_per_step);
@@ -49,13 +49,13 @@ struct BackendRun {
     int warmup = 0, iterations = 0;
     int64_t batch = 0, flops_per_step = 0;
     double setup_ms = 0;
-    std::vector<double> warmup_ms, samples_ms;   // every sample kept
-    std::vector<double> warmup_losses, losses;  // every step's loss
+    std::vector<double> warmup_ms, samples_ms;                  // every sample kept
+    std::vector<double> warmup_losses, losses;                  // every step's loss
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
     uint64_t peak_memory_bytes = 0;
     std::string manifest_json;  // "{}" when none
 
-    Stats stats;  // valid when status == ok
+    Stats stats;                // valid when status == ok
     double first_loss() const;  // NaN when no step ran
     double last_loss() const;
 };

@@ -1,0 +1,26 @@
+// One row of a result CSV as read back (read_csv): column name -> text.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace harness::results {
+
+using CsvRow = std::map<std::string, std::string>;
+
+// The text of a column, "" when the row has none.
+inline std::string text_of(const CsvRow& row, const std::string& column) {
+    auto it = row.find(column);
+    return it == row.end() ? "" : it->second;
+}
+
+// The number in a column, 0 when it is empty or not a number.
+inline double number_of(const CsvRow& row, const std::string& column) {
+    try {
+        return std::stod(text_of(row, column));
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+}  // namespace harness::results
