@@ -1,6 +1,7 @@
 // One row of a result CSV as read back (read_csv): column name -> text.
 #pragma once
 
+#include <exception>
 #include <map>
 #include <string>
 

@@ -117,12 +117,10 @@ struct OutputGradients {
     const float* saved;
     int channels;
     bool fused_relu;
-    __device__ float gradient(int i) const {
-        const float g = math::load(dy[i]);
-        return fused_relu ? math::batchnorm_output_gradient(g, math::load(y[i]), true) : g;
-    }
     __device__ void operator()(int c, int i, double& a, double& b) const {
-        const float g = gradient(i);
+        const float g =
+            fused_relu ? math::batchnorm_output_gradient(math::load(dy[i]), math::load(y[i]), true)
+                       : math::load(dy[i]);
         const float x_hat = math::normalized(math::load(x[i]), saved[c], saved[channels + c]);
         a += g;
         b += double(g) * x_hat;
@@ -152,14 +150,30 @@ __global__ void batchnorm_forward_channels(const double* partials, Geometry g, B
     coefficients[g.channels + c] = r.shift;
 }
 
-template <class T>
-__global__ void batchnorm_forward_elements(const T* x, T* y, int count, Geometry g,
+// The elementwise passes work on packs (kernel_launch.cuh). A pack lies in one channel (NCHW)
+// or in consecutive channels of one position (NHWC): packable() is true for its width.
+bool packable(const Geometry& g, int width) {
+    return g.nhwc ? g.channels % width == 0 : g.plane % width == 0;
+}
+// The channel of the first element of pack i; element k's is that + k in NHWC, the same in NCHW.
+__device__ inline int first_channel(int i, int width, const Geometry& g) {
+    return channel_of(i * width, g.channels, g.plane, g.nhwc);
+}
+
+template <class P>
+__global__ void batchnorm_forward_elements(const P* x, P* y, int packs, Geometry g,
                                            const float* coefficients, bool fused_relu) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        const int c = channel_of(i, g.channels, g.plane, g.nhwc);
-        math::store(y[i],
-                    math::batchnorm_forward_element(math::load(x[i]), coefficients[c],
-                                                    coefficients[g.channels + c], fused_relu));
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const int c0 = first_channel(i, P::width, g);
+        const P a = x[i];
+        P r;
+        for (int k = 0; k < P::width; ++k) {
+            const int c = g.nhwc ? c0 + k : c0;
+            math::store(r.v[k],
+                        math::batchnorm_forward_element(math::load(a.v[k]), coefficients[c],
+                                                        coefficients[g.channels + c], fused_relu));
+        }
+        y[i] = r;
     }
 }
 
@@ -178,16 +192,28 @@ __global__ void batchnorm_backward_channels(const double* partials, Geometry g, 
     coefficients[2 * g.channels + c] = r.mean_g_x_hat;
 }
 
-template <class T>
-__global__ void batchnorm_backward_elements(OutputGradients<T> in, T* dx, int count, Geometry g,
-                                            const float* coefficients, bool accumulate) {
+// `y` is read only for the fused ReLU's mask.
+template <class P>
+__global__ void batchnorm_backward_elements(const P* x, const P* y, const P* dy, P* dx, int packs,
+                                            Geometry g, const float* saved,
+                                            const float* coefficients, bool fused_relu,
+                                            bool accumulate) {
     const int C = g.channels;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        const int c = channel_of(i, C, g.plane, g.nhwc);
-        const float x_hat = math::normalized(math::load(in.x[i]), in.saved[c], in.saved[C + c]);
-        const float d = math::batchnorm_input_gradient(
-            in.gradient(i), x_hat, coefficients[c], coefficients[C + c], coefficients[2 * C + c]);
-        math::store(dx[i], accumulate ? math::load(dx[i]) + d : d);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const int c0 = first_channel(i, P::width, g);
+        const P xa = x[i], ga = dy[i];
+        const P ya = fused_relu ? y[i] : P{};
+        P r = accumulate ? dx[i] : P{};
+        for (int k = 0; k < P::width; ++k) {
+            const int c = g.nhwc ? c0 + k : c0;
+            const float grad = math::batchnorm_output_gradient(math::load(ga.v[k]),
+                                                               math::load(ya.v[k]), fused_relu);
+            const float x_hat = math::normalized(math::load(xa.v[k]), saved[c], saved[C + c]);
+            const float d = math::batchnorm_input_gradient(
+                grad, x_hat, coefficients[c], coefficients[C + c], coefficients[2 * C + c]);
+            math::store(r.v[k], accumulate ? math::load(r.v[k]) + d : d);
+        }
+        dx[i] = r;
     }
 }
 
@@ -199,10 +225,15 @@ __global__ void bias_backward_channels(const double* partials, Geometry g, float
     dbias[c] = float(sum);
 }
 
-template <class T>
-__global__ void bias_forward_elements(T* y, const float* bias, int count, Geometry g) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
-        math::store(y[i], math::load(y[i]) + bias[channel_of(i, g.channels, g.plane, g.nhwc)]);
+template <class P>
+__global__ void bias_forward_elements(P* y, const float* bias, int packs, Geometry g) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const int c0 = first_channel(i, P::width, g);
+        P r = y[i];
+        for (int k = 0; k < P::width; ++k)
+            math::store(r.v[k], math::load(r.v[k]) + bias[g.nhwc ? c0 + k : c0]);
+        y[i] = r;
+    }
 }
 
 int channel_blocks(const Geometry& g) {
@@ -228,8 +259,12 @@ void batchnorm_forward(Storage storage, const void* x, void* y, const Shape& sha
         batchnorm_forward_channels<<<channel_blocks(g), threads, 0, stream>>>(partials_of(scratch),
                                                                               g, bn, coefficients);
         check_launch();
-        batchnorm_forward_elements<<<blocks_for(count), threads, 0, stream>>>(
-            static_cast<const T*>(x), static_cast<T*>(y), count, g, coefficients, bn.fused_relu);
+        with_pack_width<T>(count, {x, y}, packable(g, 16 / sizeof(T)), [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            batchnorm_forward_elements<<<blocks_for(count / P::width), threads, 0, stream>>>(
+                static_cast<const P*>(x), static_cast<P*>(y), count / P::width, g, coefficients,
+                bn.fused_relu);
+        });
         check_launch();
     });
 }
@@ -253,8 +288,13 @@ void batchnorm_backward(Storage storage, const void* x, const void* y, const voi
             partials_of(scratch), g, bn, dgamma, dbeta, coefficients);
         check_launch();
         if (!dx) return;
-        batchnorm_backward_elements<<<blocks_for(count), threads, 0, stream>>>(
-            in, static_cast<T*>(dx), count, g, coefficients, accumulate);
+        with_pack_width<T>(count, {x, y, dy, dx}, packable(g, 16 / sizeof(T)), [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            batchnorm_backward_elements<<<blocks_for(count / P::width), threads, 0, stream>>>(
+                static_cast<const P*>(x), static_cast<const P*>(y), static_cast<const P*>(dy),
+                static_cast<P*>(dx), count / P::width, g, bn.saved, coefficients, bn.fused_relu,
+                accumulate);
+        });
         check_launch();
     });
 }
@@ -265,8 +305,11 @@ void bias_forward(Storage storage, void* y, const float* bias, const Shape& shap
     const int count = checked_count(shape.elements());
     dispatch(storage, [&](auto zero) {
         using T = decltype(zero);
-        bias_forward_elements<<<blocks_for(count), threads, 0, stream>>>(static_cast<T*>(y), bias,
-                                                                         count, g);
+        with_pack_width<T>(count, {y}, packable(g, 16 / sizeof(T)), [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            bias_forward_elements<<<blocks_for(count / P::width), threads, 0, stream>>>(
+                static_cast<P*>(y), bias, count / P::width, g);
+        });
     });
     check_launch();
 }

@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <type_traits>
 
 namespace cudnn_backend {
 namespace kernels {
@@ -40,6 +43,33 @@ void dispatch(Storage storage, F&& f) {
         f(math::bf16{});
     else
         f(0.0f);
+}
+
+inline bool aligned16(const void* p) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+// W elements of type T loaded and stored in one access: elementwise kernels are written once
+// over packs and run with 16-byte packs (4 floats, 8 bf16) where the data allows, else with
+// single elements.
+template <class T, int W>
+struct alignas(sizeof(T) * W) Pack {
+    using type = T;
+    static constexpr int width = W;
+    T v[W];
+};
+
+// Calls f with std::integral_constant<int, width>: 16 / sizeof(T) when `count` is a multiple of
+// it, every non-null pointer is 16-byte aligned and `also` holds; 1 otherwise.
+template <class T, class F>
+void with_pack_width(int64_t count, std::initializer_list<const void*> pointers, bool also, F&& f) {
+    constexpr int wide = 16 / sizeof(T);
+    bool packed = also && count % wide == 0;
+    for (const void* p : pointers) packed = packed && (!p || aligned16(p));
+    if (packed)
+        f(std::integral_constant<int, wide>{});
+    else
+        f(std::integral_constant<int, 1>{});
 }
 
 // Element (n, c, h, w) at flat index i in either layout.

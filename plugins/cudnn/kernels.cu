@@ -1,21 +1,19 @@
 #include "kernel_launch.cuh"
 #include "kernels.hpp"
 
-#include <type_traits>
-
 namespace cudnn_backend {
 namespace kernels {
 namespace {
 
 constexpr int max_sources = 8;
 
-template <class T>
+template <class P>
 struct Sources {
-    const T* p[max_sources];
+    const P* p[max_sources];
 };
-template <class T>
+template <class P>
 struct Destinations {
-    T* p[max_sources];
+    P* p[max_sources];
     bool accumulate[max_sources];
 };
 
@@ -25,77 +23,57 @@ __device__ inline void put_gradient(T& dx, float g, bool accumulate) {
     math::store(dx, accumulate ? math::load(dx) + g : g);
 }
 
-// float4 versions of the elementwise kernels for float storage; every kernel also has a generic
-// version for either element type.
-__global__ void relu_forward_kernel4(const float4* x, float4* y, int count4) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count4; i += gridDim.x * blockDim.x) {
-        const float4 v = x[i];
-        y[i] = make_float4(math::relu(v.x), math::relu(v.y), math::relu(v.z), math::relu(v.w));
+// The elementwise kernels work on packs (kernel_launch.cuh): P is Pack<T, W>.
+template <class P>
+__global__ void relu_forward_kernel(const P* x, P* y, int packs) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const P a = x[i];
+        P r;
+        for (int k = 0; k < P::width; ++k) math::store(r.v[k], math::relu(math::load(a.v[k])));
+        y[i] = r;
     }
 }
-template <class T>
-__global__ void relu_forward_kernel(const T* x, T* y, int count) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
-        math::store(y[i], math::relu(math::load(x[i])));
-}
 
-__global__ void relu_backward_kernel4(const float4* y, const float4* dy, float4* dx, int count4,
-                                      bool accumulate) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count4; i += gridDim.x * blockDim.x) {
-        const float4 a = y[i], g = dy[i];
-        float4 r = make_float4(math::relu_gradient(a.x, g.x), math::relu_gradient(a.y, g.y),
-                               math::relu_gradient(a.z, g.z), math::relu_gradient(a.w, g.w));
-        if (accumulate) {
-            const float4 o = dx[i];
-            r = make_float4(o.x + r.x, o.y + r.y, o.z + r.z, o.w + r.w);
-        }
+template <class P>
+__global__ void relu_backward_kernel(const P* y, const P* dy, P* dx, int packs, bool accumulate) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const P a = y[i], g = dy[i];
+        P r = accumulate ? dx[i] : P{};
+        for (int k = 0; k < P::width; ++k)
+            put_gradient(r.v[k], math::relu_gradient(math::load(a.v[k]), math::load(g.v[k])),
+                         accumulate);
         dx[i] = r;
     }
 }
-template <class T>
-__global__ void relu_backward_kernel(const T* y, const T* dy, T* dx, int count, bool accumulate) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
-        put_gradient(dx[i], math::relu_gradient(math::load(y[i]), math::load(dy[i])), accumulate);
-}
 
-template <class T>
-__global__ void add_forward_kernel(Sources<T> in, int sources, T* y, int count) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        float sum = math::load(in.p[0][i]);
-        for (int k = 1; k < sources; ++k) sum += math::load(in.p[k][i]);
-        math::store(y[i], sum);
-    }
-}
-__global__ void add_forward_kernel4(Sources<float> in, int sources, float4* y, int count4) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count4; i += gridDim.x * blockDim.x) {
-        float4 sum = reinterpret_cast<const float4*>(in.p[0])[i];
-        for (int k = 1; k < sources; ++k) {
-            const float4 v = reinterpret_cast<const float4*>(in.p[k])[i];
-            sum = make_float4(sum.x + v.x, sum.y + v.y, sum.z + v.z, sum.w + v.w);
+template <class P>
+__global__ void add_forward_kernel(Sources<P> in, int sources, P* y, int packs) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const P first = in.p[0][i];
+        float sum[P::width];
+        for (int k = 0; k < P::width; ++k) sum[k] = math::load(first.v[k]);
+        for (int s = 1; s < sources; ++s) {
+            const P v = in.p[s][i];
+            for (int k = 0; k < P::width; ++k) sum[k] += math::load(v.v[k]);
         }
-        y[i] = sum;
+        P r;
+        for (int k = 0; k < P::width; ++k) math::store(r.v[k], sum[k]);
+        y[i] = r;
     }
 }
 
-template <class T>
-__global__ void add_backward_kernel(const T* dy, Destinations<T> out, int outputs, int count) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        const float g = math::load(dy[i]);
-        for (int k = 0; k < outputs; ++k) put_gradient(out.p[k][i], g, out.accumulate[k]);
-    }
-}
-__global__ void add_backward_kernel4(const float4* dy, Destinations<float> out, int outputs,
-                                     int count4) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count4; i += gridDim.x * blockDim.x) {
-        const float4 g = dy[i];
-        for (int k = 0; k < outputs; ++k) {
-            float4* d = reinterpret_cast<float4*>(out.p[k]) + i;
-            if (out.accumulate[k]) {
-                const float4 o = *d;
-                *d = make_float4(o.x + g.x, o.y + g.y, o.z + g.z, o.w + g.w);
-            } else {
-                *d = g;
+template <class P>
+__global__ void add_backward_kernel(const P* dy, Destinations<P> out, int outputs, int packs) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const P g = dy[i];
+        for (int d = 0; d < outputs; ++d) {
+            if (!out.accumulate[d]) {
+                out.p[d][i] = g;
+                continue;
             }
+            P r = out.p[d][i];
+            for (int k = 0; k < P::width; ++k) put_gradient(r.v[k], math::load(g.v[k]), true);
+            out.p[d][i] = r;
         }
     }
 }
@@ -208,14 +186,31 @@ __global__ void fill_kernel(float* data, float value, int count) {
         data[i] = value;
 }
 
+// From and To are packs of the same width.
 template <class From, class To>
-__global__ void convert_kernel(const From* source, To* destination, int count) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
-        math::store(destination[i], math::load(source[i]));
+__global__ void convert_kernel(const From* source, To* destination, int packs) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += gridDim.x * blockDim.x) {
+        const From a = source[i];
+        To r;
+        for (int k = 0; k < From::width; ++k) math::store(r.v[k], math::load(a.v[k]));
+        destination[i] = r;
+    }
 }
 
-bool aligned16(const void* p) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+// Packs of 8: 32 bytes of float, 16 of bf16.
+template <class From, class To>
+void convert(const void* source, void* destination, int64_t count, cudaStream_t stream) {
+    const int n = checked_count(count);
+    if (n == 0) return;
+    const void* wide = std::is_same_v<From, float> ? source : destination;
+    const bool aligned = reinterpret_cast<uintptr_t>(wide) % 32 == 0;
+    with_pack_width<math::bf16>(n, {source, destination}, aligned, [&](auto width) {
+        constexpr int W = decltype(width)::value;
+        convert_kernel<<<blocks_for(n / W), threads, 0, stream>>>(
+            static_cast<const Pack<From, W>*>(source), static_cast<Pack<To, W>*>(destination),
+            n / W);
+    });
+    check_launch();
 }
 
 }  // namespace
@@ -223,16 +218,14 @@ bool aligned16(const void* p) {
 void relu_forward(Storage storage, const void* x, void* y, int64_t count, cudaStream_t stream) {
     const int n = checked_count(count);
     if (n == 0) return;
-    if (storage == Storage::f32 && n % 4 == 0 && aligned16(x) && aligned16(y)) {
-        relu_forward_kernel4<<<blocks_for(n / 4), threads, 0, stream>>>(
-            static_cast<const float4*>(x), static_cast<float4*>(y), n / 4);
-    } else {
-        dispatch(storage, [&](auto zero) {
-            using T = decltype(zero);
-            relu_forward_kernel<<<blocks_for(n), threads, 0, stream>>>(static_cast<const T*>(x),
-                                                                       static_cast<T*>(y), n);
+    dispatch(storage, [&](auto zero) {
+        using T = decltype(zero);
+        with_pack_width<T>(n, {x, y}, true, [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            relu_forward_kernel<<<blocks_for(n / P::width), threads, 0, stream>>>(
+                static_cast<const P*>(x), static_cast<P*>(y), n / P::width);
         });
-    }
+    });
     check_launch();
 }
 
@@ -240,18 +233,15 @@ void relu_backward(Storage storage, const void* y, const void* dy, void* dx, int
                    bool accumulate, cudaStream_t stream) {
     const int n = checked_count(count);
     if (n == 0) return;
-    if (storage == Storage::f32 && n % 4 == 0 && aligned16(y) && aligned16(dy) && aligned16(dx)) {
-        relu_backward_kernel4<<<blocks_for(n / 4), threads, 0, stream>>>(
-            static_cast<const float4*>(y), static_cast<const float4*>(dy), static_cast<float4*>(dx),
-            n / 4, accumulate);
-    } else {
-        dispatch(storage, [&](auto zero) {
-            using T = decltype(zero);
-            relu_backward_kernel<<<blocks_for(n), threads, 0, stream>>>(
-                static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx), n,
-                accumulate);
+    dispatch(storage, [&](auto zero) {
+        using T = decltype(zero);
+        with_pack_width<T>(n, {y, dy, dx}, true, [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            relu_backward_kernel<<<blocks_for(n / P::width), threads, 0, stream>>>(
+                static_cast<const P*>(y), static_cast<const P*>(dy), static_cast<P*>(dx),
+                n / P::width, accumulate);
         });
-    }
+    });
     check_launch();
 }
 
@@ -259,29 +249,25 @@ void add_forward(Storage storage, const std::vector<const void*>& inputs, void* 
                  cudaStream_t stream) {
     const int n = checked_count(count);
     if (n == 0 || inputs.empty()) return;
-    bool vector = storage == Storage::f32 && n % 4 == 0 && aligned16(y);
-    for (const void* p : inputs) vector = vector && aligned16(p);
+    bool aligned = aligned16(y);
+    for (const void* p : inputs) aligned = aligned && aligned16(p);
     dispatch(storage, [&](auto zero) {
         using T = decltype(zero);
-        // Up to eight inputs per pass; later passes add to y, keeping the order of the sum.
-        size_t next = 0;
-        while (next < inputs.size()) {
-            Sources<T> s{};
-            int k = 0;
-            if (next > 0) s.p[k++] = static_cast<const T*>(y);
-            while (k < max_sources && next < inputs.size())
-                s.p[k++] = static_cast<const T*>(inputs[next++]);
-            if constexpr (std::is_same_v<T, float>) {
-                if (vector) {
-                    add_forward_kernel4<<<blocks_for(n / 4), threads, 0, stream>>>(
-                        s, k, static_cast<float4*>(y), n / 4);
-                    check_launch();
-                    continue;
-                }
+        with_pack_width<T>(n, {}, aligned, [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            // Up to eight inputs per pass; later passes add to y, keeping the order of the sum.
+            size_t next = 0;
+            while (next < inputs.size()) {
+                Sources<P> s{};
+                int k = 0;
+                if (next > 0) s.p[k++] = static_cast<const P*>(y);
+                while (k < max_sources && next < inputs.size())
+                    s.p[k++] = static_cast<const P*>(inputs[next++]);
+                add_forward_kernel<<<blocks_for(n / P::width), threads, 0, stream>>>(
+                    s, k, static_cast<P*>(y), n / P::width);
+                check_launch();
             }
-            add_forward_kernel<<<blocks_for(n), threads, 0, stream>>>(s, k, static_cast<T*>(y), n);
-            check_launch();
-        }
+        });
     });
 }
 
@@ -289,38 +275,32 @@ void add_backward(Storage storage, const void* dy, const std::vector<void*>& dx,
                   const std::vector<bool>& accumulate, int64_t count, cudaStream_t stream) {
     const int n = checked_count(count);
     if (n == 0) return;
-    bool vector = storage == Storage::f32 && n % 4 == 0 && aligned16(dy);
-    for (void* p : dx) vector = vector && (!p || aligned16(p));
+    bool aligned = aligned16(dy);
+    for (void* p : dx) aligned = aligned && (!p || aligned16(p));
     dispatch(storage, [&](auto zero) {
         using T = decltype(zero);
-        Destinations<T> d{};
-        int k = 0;
-        auto flush = [&] {
-            if (k == 0) return;
-            bool launched = false;
-            if constexpr (std::is_same_v<T, float>) {
-                if (vector) {
-                    add_backward_kernel4<<<blocks_for(n / 4), threads, 0, stream>>>(
-                        static_cast<const float4*>(dy), d, k, n / 4);
-                    launched = true;
-                }
+        with_pack_width<T>(n, {}, aligned, [&](auto width) {
+            using P = Pack<T, decltype(width)::value>;
+            Destinations<P> d{};
+            int k = 0;
+            auto flush = [&] {
+                if (k == 0) return;
+                add_backward_kernel<<<blocks_for(n / P::width), threads, 0, stream>>>(
+                    static_cast<const P*>(dy), d, k, n / P::width);
+                check_launch();
+                k = 0;
+            };
+            for (size_t i = 0; i < dx.size(); ++i) {
+                if (!dx[i]) continue;
+                // The same gradient twice in one pass would race on its read-modify-write.
+                for (int j = 0; j < k; ++j)
+                    if (d.p[j] == static_cast<P*>(dx[i])) flush();
+                d.p[k] = static_cast<P*>(dx[i]);
+                d.accumulate[k] = accumulate[i];
+                if (++k == max_sources) flush();
             }
-            if (!launched)
-                add_backward_kernel<<<blocks_for(n), threads, 0, stream>>>(
-                    static_cast<const T*>(dy), d, k, n);
-            check_launch();
-            k = 0;
-        };
-        for (size_t i = 0; i < dx.size(); ++i) {
-            if (!dx[i]) continue;
-            // The same gradient twice in one pass would race on its read-modify-write.
-            for (int j = 0; j < k; ++j)
-                if (d.p[j] == static_cast<T*>(dx[i])) flush();
-            d.p[k] = static_cast<T*>(dx[i]);
-            d.accumulate[k] = accumulate[i];
-            if (++k == max_sources) flush();
-        }
-        flush();
+            flush();
+        });
     });
 }
 
@@ -421,19 +401,11 @@ void fill(float* data, float value, int64_t count, cudaStream_t stream) {
 }
 
 void to_bf16(const float* source, void* destination, int64_t count, cudaStream_t stream) {
-    const int n = checked_count(count);
-    if (n == 0) return;
-    convert_kernel<<<blocks_for(n), threads, 0, stream>>>(source,
-                                                          static_cast<math::bf16*>(destination), n);
-    check_launch();
+    convert<float, math::bf16>(source, destination, count, stream);
 }
 
 void from_bf16(const void* source, float* destination, int64_t count, cudaStream_t stream) {
-    const int n = checked_count(count);
-    if (n == 0) return;
-    convert_kernel<<<blocks_for(n), threads, 0, stream>>>(static_cast<const math::bf16*>(source),
-                                                          destination, n);
-    check_launch();
+    convert<math::bf16, float>(source, destination, count, stream);
 }
 
 }  // namespace kernels
