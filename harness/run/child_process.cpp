@@ -54,8 +54,9 @@ std::string find_executable(const std::string& name) {
     while (start <= folders.size()) {
         size_t end = folders.find(':', start);
         if (end == std::string::npos) end = folders.size();
-        const std::string folder = end > start ? folders.substr(start, end - start) : ".";
-        const std::string candidate = folder + "/" + name;
+        std::string candidate = end > start ? folders.substr(start, end - start) : ".";
+        candidate += '/';
+        candidate += name;
         if (access(candidate.c_str(), X_OK) == 0) return candidate;
         start = end + 1;
     }
