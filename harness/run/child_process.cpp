@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -57,7 +58,10 @@ std::string find_executable(const std::string& name) {
         std::string candidate = end > start ? folders.substr(start, end - start) : ".";
         candidate += '/';
         candidate += name;
-        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+        std::error_code error;
+        if (std::filesystem::is_regular_file(candidate, error) &&
+            access(candidate.c_str(), X_OK) == 0)
+            return candidate;
         start = end + 1;
     }
     return "";
