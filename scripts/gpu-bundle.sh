@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# On the Debian build machine: puts the built harness and its CPU reference plugin into
+# On the Debian build machine: puts the built harness, its CPU reference plugin and the GPU
+# plugins' test programs (which load a plugin named by HB_CUDNN_PLUGIN / HB_LIBTORCH_PLUGIN) into
 # gpu-bundle/, small enough to travel with the source tree to a CUDA machine that lacks the
 # harness's own dependencies (DESIGN §10). scripts/gpu-check.sh uses it there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-cmake --build "$build" --target harness hb_reference
+cmake --build "$build" --target harness hb_reference cudnn_gpu_test libtorch_test
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/plugins
-cp "$build/harness" gpu-bundle/
+cp "$build/harness" "$build/tests/cudnn_gpu_test" "$build/tests/libtorch_test" gpu-bundle/
 cp "$build/plugins/hb_reference.so" gpu-bundle/plugins/
 du -sh gpu-bundle

@@ -13,6 +13,8 @@ harness="$bundle/harness"
 step() { printf '\n== %s\n' "$*"; }
 
 step environment
+grep PRETTY_NAME /etc/os-release || true
+ldd "$harness" | grep "not found" || echo "the bundled harness finds its libraries"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "no nvidia-smi"
 nvcc --version | tail -n 2
 python3 - <<'PY' || echo "no PyTorch"
@@ -46,11 +48,17 @@ export LD_LIBRARY_PATH="${cudnn_root:+$cudnn_root/lib:}${torch_lib:+$torch_lib:}
 step plugins
 "$harness" list
 
+step "plugin tests (a small network, every mode, against the reference on the CPU)"
+HB_CUDNN_PLUGIN="$PWD/build-gpu/plugins/hb_cudnn.so" timeout 600 "$bundle/cudnn_gpu_test" \
+  --gtest_brief=1 >"$out/cudnn_gpu_test.txt" 2>&1
+tail -n 25 "$out/cudnn_gpu_test.txt"
+HB_LIBTORCH_PLUGIN="$PWD/build-gpu/plugins/hb_libtorch.so" timeout 600 "$bundle/libtorch_test" \
+  --gtest_brief=1 --gtest_filter='LibTorchCuda.*:LibTorchPlugin.*' >"$out/libtorch_test.txt" 2>&1
+tail -n 25 "$out/libtorch_test.txt"
+
 step "conformance (configs/check.yaml, baseline reference on the CPU)"
 "$harness" check configs/check.yaml \
   --backends libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16 | tee "$out/check.txt"
-"$harness" check configs/check.yaml --backends libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16 \
-  --json >"$out/check.json" 2>/dev/null
 
 step "seed experiment (configs/hourglass8.yaml)"
 "$harness" run configs/hourglass8.yaml \

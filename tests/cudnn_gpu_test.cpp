@@ -21,9 +21,15 @@ using harness::model::AbiGraph;
 using harness::model::Graph;
 using harness::model::HourglassSpec;
 
+// HB_CUDNN_PLUGIN names a plugin built elsewhere, e.g. on a GPU machine that runs this test
+// binary (scripts/gpu-check.sh).
+std::string plugin_path() {
+    const char* elsewhere = std::getenv("HB_CUDNN_PLUGIN");
+    return elsewhere ? elsewhere : std::string(HB_PLUGIN_DIR) + "/hb_cudnn.so";
+}
+
 const hb_plugin_api& plugin_api() {
-    static const hb_plugin_api& api =
-        harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_cudnn.so");
+    static const hb_plugin_api& api = harness::testing::load_plugin(plugin_path());
     return api;
 }
 
