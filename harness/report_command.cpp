@@ -78,6 +78,7 @@ int report_command(const ReportArgs& args) {
     std::string markdown = results::markdown_report(rows, {args.baseline, args.attainable_gflops});
     if (!args.charts.empty()) {
         std::vector<results::Chart> charts = results::step_time_charts(rows);
+        for (auto& c : results::phase_charts(rows)) charts.push_back(std::move(c));
         for (auto& c : results::sample_charts(samples)) charts.push_back(std::move(c));
         const fs::path markdown_folder =
             args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();

@@ -65,6 +65,23 @@ TEST(StepTimeCharts, NamesAndLabelsAreSafe) {
     EXPECT_TRUE(hr::step_time_charts({}).empty());
 }
 
+TEST(PhaseCharts, SharesOfThePhasesOfRowsThatReportThem) {
+    hr::CsvRow timed = row("tiny", "reference", "ok", 10);
+    timed["forward_ms"] = "2";
+    timed["backward_ms"] = "7";
+    timed["optimizer_ms"] = "1";
+    const hr::CsvRow untimed = row("tiny", "other", "ok", 10);  // no phases reported
+    const auto charts = hr::phase_charts({timed, untimed});
+    ASSERT_EQ(charts.size(), 1u);
+    EXPECT_EQ(charts[0].name, "tiny-phases");
+    EXPECT_TRUE(
+        contains(charts[0].data, "0\t\"reference (cpu, fp32): 10 ms\"\t20\t70\t10\t2\t7\t1\n"))
+        << charts[0].data;
+    EXPECT_FALSE(contains(charts[0].data, "other"));
+    EXPECT_TRUE(contains(charts[0].script, "title \"optimizer\""));
+    EXPECT_TRUE(hr::phase_charts({untimed}).empty());
+}
+
 TEST(SampleCharts, OneDataBlockPerRun) {
     const std::vector<hr::StepSamples> samples = {{"tiny", "reference (cpu, fp32)", {1.5, 2.5}},
                                                   {"tiny", "onednn (cpu, fp32)", {3}},

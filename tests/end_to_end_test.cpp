@@ -250,7 +250,7 @@ TEST(EndToEnd, ReportDrawsChartsAndLinksThemFromTheMarkdown) {
     auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "out/charts") +
                          " --output " + (dir / "out/t.md"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    for (const char* chart : {"tiny-step-time", "tiny-samples"}) {
+    for (const char* chart : {"tiny-step-time", "tiny-phases", "tiny-samples"}) {
         for (const char* extension : {".dat", ".gp", ".svg"})
             EXPECT_TRUE(fs::exists(dir.path() / "out/charts" / (std::string(chart) + extension)))
                 << chart << extension;

@@ -136,6 +136,62 @@ std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows) {
     return charts;
 }
 
+std::vector<Chart> phase_charts(const std::vector<CsvRow>& rows) {
+    std::map<std::string, std::vector<const CsvRow*>> by_config;
+    for (const auto& r : rows) {
+        const double phases =
+            number_of(r, "forward_ms") + number_of(r, "backward_ms") + number_of(r, "optimizer_ms");
+        if (text_of(r, "status") == "ok" && phases > 0)
+            by_config[text_of(r, "config_name")].push_back(&r);
+    }
+    std::vector<Chart> charts;
+    for (const auto& [config, members] : by_config) {
+        std::vector<std::string> labels;
+        for (const CsvRow* r : members)
+            labels.push_back(
+                label_of(text_of(*r, "backend"), text_of(*r, "device"), text_of(*r, "math_mode")));
+        number_repeats(labels);
+        Chart c;
+        c.name = file_stem(config) + "-phases";
+        c.title = config + ": where a step goes";
+        std::ostringstream data;
+        data << "# row\tlabel\tforward_%\tbackward_%\toptimizer_%\tforward_ms\tbackward_ms\t"
+                "optimizer_ms\n";
+        for (size_t i = 0; i < members.size(); ++i) {
+            const CsvRow& r = *members[i];
+            const double f = number_of(r, "forward_ms"), b = number_of(r, "backward_ms"),
+                         o = number_of(r, "optimizer_ms"), total = f + b + o;
+            data << i << '\t'
+                 << quoted(labels[i] + fmt::format(": {:.4g} ms", number_of(r, "median_ms")))
+                 << fmt::format("\t{:.4g}\t{:.4g}\t{:.4g}\t{:.6g}\t{:.6g}\t{:.6g}\n",
+                                100 * f / total, 100 * b / total, 100 * o / total, f, b, o);
+        }
+        c.data = data.str();
+        const int n = static_cast<int>(members.size());
+        // Each phase is a box from the end of the phases before it; columns 3-5 are percentages.
+        const std::string bar = "($1-0.35):($1+0.35)";
+        c.script =
+            header(c.name,
+                   c.title + " (shares of the phase medians; the label gives the step's median)",
+                   900, 140 + 32 * n) +
+            fmt::format(
+                "set xlabel \"% of the step\"\n"
+                "set xrange [0:100]\n"
+                "set yrange [-0.6:{0}.6] reverse\n"
+                "set style fill solid 0.8 border -1\n"
+                "set key outside right top\n"
+                "plot \"{1}.dat\" using ($3/2):1:(0):3:{2}:ytic(2) with boxxyerror "
+                "lc rgb \"#1f77b4\" title \"forward\", \\\n"
+                "     \"\" using ($3+$4/2):1:3:($3+$4):{2} with boxxyerror lc rgb \"#ff7f0e\" "
+                "title \"backward\", \\\n"
+                "     \"\" using ($3+$4+$5/2):1:($3+$4):($3+$4+$5):{2} with boxxyerror "
+                "lc rgb \"#2ca02c\" title \"optimizer\"\n",
+                n - 1, c.name, bar);
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
 std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples) {
     std::map<std::string, std::vector<const StepSamples*>> by_config;
     for (const auto& s : samples) by_config[s.config].push_back(&s);

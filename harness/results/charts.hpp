@@ -30,6 +30,9 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path);
 // Per config: each ok row's median time per step with its p10-p90 range and its extremes (a
 // logarithmic axis when the rows differ by more than 20x).
 std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows);
+// Per config: where each ok row's step goes, as the shares of its forward, backward and optimizer
+// phase medians (rows whose backend reports no phases are left out).
+std::vector<Chart> phase_charts(const std::vector<CsvRow>& rows);
 // Per config: every timed step of every run in the order they ran, to show drift and outliers.
 std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples);
 
