@@ -21,15 +21,9 @@ using harness::model::AbiGraph;
 using harness::model::Graph;
 using harness::model::HourglassSpec;
 
-// HB_CUDNN_PLUGIN names a plugin built elsewhere, e.g. on a GPU machine that runs this test
-// binary (scripts/gpu-check.sh).
-std::string plugin_path() {
-    const char* elsewhere = std::getenv("HB_CUDNN_PLUGIN");
-    return elsewhere ? elsewhere : std::string(HB_PLUGIN_DIR) + "/hb_cudnn.so";
-}
-
 const hb_plugin_api& plugin_api() {
-    static const hb_plugin_api& api = harness::testing::load_plugin(plugin_path());
+    static const hb_plugin_api& api = harness::testing::load_plugin(
+        harness::testing::plugin_path("hb_cudnn.so", "HB_CUDNN_PLUGIN"));
     return api;
 }
 

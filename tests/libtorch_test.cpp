@@ -42,15 +42,9 @@ using Tensors = std::vector<std::vector<float>>;
 // Weights and data; any seed works with the tolerances below.
 constexpr uint64_t kSeed = 3;
 
-// HB_LIBTORCH_PLUGIN names a plugin built elsewhere, e.g. against a CUDA LibTorch on a GPU
-// machine that runs this test binary.
-std::string plugin_path() {
-    const char* elsewhere = std::getenv("HB_LIBTORCH_PLUGIN");
-    return elsewhere ? elsewhere : std::string(HB_PLUGIN_DIR) + "/hb_libtorch.so";
-}
-
 const hb_plugin_api& plugin_api() {
-    static const hb_plugin_api& api = harness::testing::load_plugin(plugin_path());
+    static const hb_plugin_api& api = harness::testing::load_plugin(
+        harness::testing::plugin_path("hb_libtorch.so", "HB_LIBTORCH_PLUGIN"));
     return api;
 }
 

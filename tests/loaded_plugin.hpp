@@ -8,10 +8,19 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 namespace harness::testing {
+
+// The plugin file built here (HB_PLUGIN_DIR/`file`), or the one the environment variable
+// `variable` names: a plugin built elsewhere, e.g. on a GPU machine that runs the test program
+// built here (scripts/gpu-check.sh).
+inline std::string plugin_path(const std::string& file, const char* variable) {
+    const char* elsewhere = std::getenv(variable);
+    return elsewhere ? elsewhere : std::string(HB_PLUGIN_DIR) + "/" + file;
+}
 
 inline const hb_plugin_api& load_plugin(const std::string& path) {
     void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

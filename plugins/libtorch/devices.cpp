@@ -9,9 +9,6 @@
 
 #include <sys/resource.h>
 
-#include <fstream>
-#include <thread>
-
 #if HB_LIBTORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -58,19 +55,6 @@ std::string cudnn_version() {
     } catch (const c10::Error&) {
         return "";
     }
-}
-
-std::string cpu_description() {
-    std::string model = "CPU";
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);) {
-        if (line.rfind("model name", 0) != 0) continue;
-        const auto colon = line.find(':');
-        if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
-        break;
-    }
-    return model + " (" + std::to_string(std::thread::hardware_concurrency()) +
-           " hardware threads)";
 }
 
 int cuda_device_count() {

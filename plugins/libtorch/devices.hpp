@@ -16,7 +16,6 @@ bool built_with_cuda();
 std::string cuda_version();
 std::string cudnn_version();
 
-std::string cpu_description();
 int cuda_device_count();
 // Why no CUDA device can be used here; "" when at least one is visible.
 std::string cuda_unavailable_reason();

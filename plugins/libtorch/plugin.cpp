@@ -2,6 +2,7 @@
 // backward pass, on the CPU or on CUDA devices when LibTorch has them.
 #include "hb/plugin.hpp"
 #include "devices.hpp"
+#include "hb/cpu.hpp"
 #include "session.hpp"
 
 #include <memory>
@@ -27,7 +28,7 @@ public:
 
         hb::DeviceInfo cpu;
         cpu.name = "cpu";
-        cpu.description = cpu_description();
+        cpu.description = hb::cpu_description();
         info.devices.push_back(cpu);
         const std::string reason = cuda_unavailable_reason();
         if (!reason.empty()) {

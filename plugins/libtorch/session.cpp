@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "devices.hpp"
+#include "hb/cpu.hpp"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
@@ -238,9 +239,10 @@ std::string TorchSession::manifest_json() {
     json += "\"threads\": " + std::to_string(at::get_num_threads()) + ", ";
     json += "\"interop_threads\": " + std::to_string(at::get_num_interop_threads()) + ", ";
     json += "\"device\": " + quote(settings_.device.str()) + ", ";
-    json += "\"device_description\": " +
-            quote(cuda ? cuda_device_description(settings_.device.index()) : cpu_description()) +
-            ", ";
+    json +=
+        "\"device_description\": " +
+        quote(cuda ? cuda_device_description(settings_.device.index()) : hb::cpu_description()) +
+        ", ";
     json += "\"libtorch\": " + quote(libtorch_version()) + ", ";
     if (built_with_cuda()) {
         json += "\"cuda\": " + quote(cuda_version()) + ", ";

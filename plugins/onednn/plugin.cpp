@@ -1,13 +1,12 @@
 // The oneDNN backend's entry point: the training step with oneDNN primitives on the CPU.
 #include "hb/plugin.hpp"
+#include "hb/cpu.hpp"
 #include "session.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <fstream>
 #include <memory>
 #include <string>
-#include <thread>
 
 namespace onednn_backend {
 std::string effective_isa();
@@ -24,19 +23,6 @@ std::string library_version() {
                                          : version + " (" + hash + ")";
 }
 
-std::string cpu_description() {
-    std::string model = "CPU";
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);) {
-        if (line.rfind("model name", 0) != 0) continue;
-        const auto colon = line.find(':');
-        if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
-        break;
-    }
-    return model + " (" + std::to_string(std::thread::hardware_concurrency()) +
-           " hardware threads, oneDNN ISA " + onednn_backend::effective_isa() + ")";
-}
-
 class OnednnPlugin : public hb::Plugin {
 public:
     hb::PluginInfo describe() override {
@@ -51,7 +37,7 @@ public:
         info.libraries = {{"oneDNN", library_version()}};
         hb::DeviceInfo cpu;
         cpu.name = "cpu";
-        cpu.description = cpu_description();
+        cpu.description = hb::cpu_description("oneDNN ISA " + onednn_backend::effective_isa());
         info.devices = {cpu};
         return info;
     }

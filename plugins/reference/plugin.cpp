@@ -1,12 +1,11 @@
 // The reference backend's entry point: plain C++ on the CPU, the oracle the other backends are
 // checked against (DESIGN §7) and the example to start from when writing a plugin.
 #include "hb/plugin.hpp"
+#include "hb/cpu.hpp"
 #include "session.hpp"
 
-#include <fstream>
 #include <memory>
 #include <string>
-#include <thread>
 
 namespace {
 
@@ -18,19 +17,6 @@ std::string compiler_version() {
 #else
     return "unknown";
 #endif
-}
-
-std::string cpu_description() {
-    std::string model = "CPU";
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);) {
-        if (line.rfind("model name", 0) != 0) continue;
-        const auto colon = line.find(':');
-        if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
-        break;
-    }
-    return model + " (" + std::to_string(std::thread::hardware_concurrency()) +
-           " hardware threads)";
 }
 
 class ReferencePlugin : public hb::Plugin {
@@ -47,7 +33,7 @@ public:
         info.libraries = {{"compiler", compiler_version()}};
         hb::DeviceInfo cpu;
         cpu.name = "cpu";
-        cpu.description = cpu_description();
+        cpu.description = hb::cpu_description();
         info.devices = {cpu};
         return info;
     }
