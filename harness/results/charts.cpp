@@ -53,6 +53,25 @@ bool wide_range(double low, double high) {
     return low > 0 && high / low > 20;
 }
 
+// The ok rows that `keep` accepts, grouped by config, each with its label.
+struct LabelledRows {
+    std::vector<const CsvRow*> rows;
+    std::vector<std::string> labels;
+};
+template <class Keep>
+std::map<std::string, LabelledRows> ok_rows_by_config(const std::vector<CsvRow>& rows, Keep keep) {
+    std::map<std::string, LabelledRows> groups;
+    for (const auto& r : rows) {
+        if (text_of(r, "status") != "ok" || !keep(r)) continue;
+        LabelledRows& g = groups[text_of(r, "config_name")];
+        g.rows.push_back(&r);
+        g.labels.push_back(
+            label_of(text_of(r, "backend"), text_of(r, "device"), text_of(r, "math_mode")));
+    }
+    for (auto& [config, g] : groups) number_repeats(g.labels);
+    return groups;
+}
+
 std::string header(const std::string& name, const std::string& title, int width, int height) {
     return fmt::format(
         "# Drawn by `harness report --charts`; redraw with: gnuplot {0}.gp\n"
@@ -88,17 +107,11 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
 }
 
 std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows) {
-    std::map<std::string, std::vector<const CsvRow*>> by_config;
-    for (const auto& r : rows)
-        if (text_of(r, "status") == "ok" && number_of(r, "median_ms") > 0)
-            by_config[text_of(r, "config_name")].push_back(&r);
+    const auto groups =
+        ok_rows_by_config(rows, [](const CsvRow& r) { return number_of(r, "median_ms") > 0; });
     std::vector<Chart> charts;
-    for (const auto& [config, members] : by_config) {
-        std::vector<std::string> labels;
-        for (const CsvRow* r : members)
-            labels.push_back(
-                label_of(text_of(*r, "backend"), text_of(*r, "device"), text_of(*r, "math_mode")));
-        number_repeats(labels);
+    for (const auto& [config, group] : groups) {
+        const auto& [members, labels] = group;
         Chart c;
         c.name = file_stem(config) + "-step-time";
         c.title = config + ": time per training step";
@@ -137,20 +150,14 @@ std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows) {
 }
 
 std::vector<Chart> phase_charts(const std::vector<CsvRow>& rows) {
-    std::map<std::string, std::vector<const CsvRow*>> by_config;
-    for (const auto& r : rows) {
-        const double phases =
-            number_of(r, "forward_ms") + number_of(r, "backward_ms") + number_of(r, "optimizer_ms");
-        if (text_of(r, "status") == "ok" && phases > 0)
-            by_config[text_of(r, "config_name")].push_back(&r);
-    }
+    const auto groups = ok_rows_by_config(rows, [](const CsvRow& r) {
+        return number_of(r, "forward_ms") + number_of(r, "backward_ms") +
+                   number_of(r, "optimizer_ms") >
+               0;
+    });
     std::vector<Chart> charts;
-    for (const auto& [config, members] : by_config) {
-        std::vector<std::string> labels;
-        for (const CsvRow* r : members)
-            labels.push_back(
-                label_of(text_of(*r, "backend"), text_of(*r, "device"), text_of(*r, "math_mode")));
-        number_repeats(labels);
+    for (const auto& [config, group] : groups) {
+        const auto& [members, labels] = group;
         Chart c;
         c.name = file_stem(config) + "-phases";
         c.title = config + ": where a step goes";
