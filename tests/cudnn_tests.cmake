@@ -1,9 +1,10 @@
-# The cuDNN backend's tests, when the plugin is built: its host-side plan and kernel arithmetic on
-# the CPU, and its training step against the reference backend on a GPU (skipped visibly without).
+# The cuDNN backend's tests, when the plugin is built: its host-side plan, cuDNN descriptors and
+# kernel arithmetic on the CPU, and its training step against the reference backend on a GPU
+# (skipped visibly without).
 if(TARGET hb_cudnn)
   hb_add_test(cudnn_test
     SOURCES cudnn_test.cpp
-    LIBS hb_cudnn_plan hb_reference_kernels hb_model hb_data)
+    LIBS hb_cudnn_descriptors hb_cudnn_plan hb_reference_kernels hb_model hb_data)
   hb_add_test(cudnn_gpu_test
     SOURCES cudnn_gpu_test.cpp
     LIBS hb_reference_kernels hb_model hb_data ${CMAKE_DL_LIBS})
