@@ -87,7 +87,7 @@ int main_cli(int argc, char** argv) {
     worker_cmd->add_option("--plugin", job.plugin);
     worker_cmd->add_option("--device", job.device);
     worker_cmd->add_option("--tensors", job.tensors_dir);
-    worker_cmd->add_flag("--perturb", job.perturb);
+    worker_cmd->add_option("--perturb-bits", job.perturb_bits);
 
     std::string describe_file, describe_result;
     auto* describe_cmd = app.add_subcommand("__describe", "")->group("");

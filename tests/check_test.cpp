@@ -137,6 +137,35 @@ TEST(Comparison, ReducedPrecisionIsLooserAndLabelled) {
     EXPECT_TRUE(compare(candidate, baseline, tf32).pass);
 }
 
+TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientFloor) {
+    EXPECT_EQ(tolerance_for("fp32").significand_bits, 24);
+    EXPECT_EQ(tolerance_for("tf32").significand_bits, 11);
+    EXPECT_EQ(tolerance_for("fp16").significand_bits, 11);
+    EXPECT_EQ(tolerance_for("bf16").significand_bits, 8);
+    EXPECT_LT(tolerance_for("fp32").gradient_floor, tolerance_for("tf32").gradient_floor);
+    EXPECT_LT(tolerance_for("tf32").gradient_floor, tolerance_for("bf16").gradient_floor);
+
+    // A gradient that is zero in exact arithmetic holds bf16-sized noise in a bf16 backend: 0.4%
+    // of the largest gradient fails float32's and TF32's floors and passes bf16's.
+    auto baseline = sample_capture();
+    auto candidate = baseline;
+    candidate.gradients["conv.bias"] = {0.004f, -0.002f};
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("tf32")).pass);
+    EXPECT_TRUE(compare(candidate, baseline, tolerance_for("bf16")).pass);
+
+    // Where the model itself moves a gradient by 20% under bf16-sized rounding (the baseline's
+    // own noise), a bf16 backend may differ by up to ten times that.
+    auto noise = baseline;
+    noise.gradients["conv.weight"][3] *= 1.2f;
+    candidate = baseline;
+    candidate.gradients["conv.weight"][3] *= 2.5f;
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("bf16")).pass);
+    const auto result = compare(candidate, baseline, tolerance_for("bf16"), &noise);
+    EXPECT_TRUE(result.pass);
+    EXPECT_NEAR(result.worst_relative()->noise, 0.2, 1e-6);
+}
+
 const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
 
 TEST(HarnessCheck, TheReferencePassesAgainstItselfWithOtherThreadCounts) {

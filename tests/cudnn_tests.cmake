@@ -3,8 +3,10 @@
 # (skipped visibly without).
 if(TARGET hb_cudnn)
   hb_add_test(cudnn_test
-    SOURCES cudnn_test.cpp
-    LIBS hb_cudnn_descriptors hb_cudnn_plan hb_reference_kernels hb_model hb_data)
+    SOURCES cudnn_test.cpp cudnn_plan_execution_test.cpp
+    LIBS hb_cudnn_descriptors hb_cudnn_plan hb_reference_kernels hb_model hb_data hb_check
+      ${CMAKE_DL_LIBS})
+  add_dependencies(cudnn_test hb_reference)
   hb_add_test(cudnn_gpu_test
     SOURCES cudnn_gpu_test.cpp
     LIBS hb_reference_kernels hb_model hb_data ${CMAKE_DL_LIBS})

@@ -8,7 +8,6 @@ namespace harness::check {
 
 namespace {
 
-constexpr double kGradientFloorFraction = 1e-3;
 constexpr double kNoiseFactor = 10;
 
 double max_magnitude(const std::vector<float>& v) {
@@ -87,12 +86,20 @@ Masks determined_updates(const std::map<std::string, std::vector<float>>& gradie
 }  // namespace
 
 Tolerance tolerance_for(const std::string& math_mode) {
-    if (math_mode == "fp32" || math_mode.empty()) return {"fp32 strict", 1e-4, 2e-3, 2e-3, false};
-    if (math_mode == "tf32") return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true};
-    if (math_mode == "bf16" || math_mode == "fp16")
-        return {math_mode + " mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true};
-    return {math_mode + " (unknown math mode, reduced-precision tolerance)", 3e-2, 1.5e-1, 1e-1,
-            true};
+    if (math_mode == "fp32" || math_mode.empty())
+        return {"fp32 strict", 1e-4, 2e-3, 2e-3, false, 24, 1e-3};
+    if (math_mode == "tf32") return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true, 11, 1e-2};
+    if (math_mode == "fp16")
+        return {"fp16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 11, 3e-2};
+    if (math_mode == "bf16")
+        return {"bf16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 8, 3e-2};
+    return {math_mode + " (unknown math mode, reduced-precision tolerance)",
+            3e-2,
+            1.5e-1,
+            1e-1,
+            true,
+            8,
+            3e-2};
 }
 
 const Difference* Comparison::worst_abs() const {
@@ -134,7 +141,7 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
     double largest_gradient = 0;
     for (const auto& kv : baseline.gradients)
         largest_gradient = std::max(largest_gradient, max_magnitude(kv.second));
-    const double floor = kGradientFloorFraction * largest_gradient;
+    const double floor = tolerance.gradient_floor * largest_gradient;
     if (!compare_tensors("gradient", candidate.gradients, baseline.gradients, {}, floor,
                          tolerance.gradient, out) ||
         !compare_tensors("state", candidate.state, baseline.state,

@@ -21,6 +21,11 @@ struct Tolerance {
     std::string label;                         // "fp32 strict", "tf32 (reduced precision)", ...
     double loss = 0, gradient = 0, state = 0;  // relative errors
     bool reduced_precision = false;
+    // Significand bits of the format the backend rounds to (24 float32, 11 TF32 and float16, 8
+    // bfloat16): the baseline's rounding noise is measured at that precision.
+    int significand_bits = 24;
+    // A gradient tensor is measured against at least this fraction of the largest gradient.
+    double gradient_floor = 1e-3;
 };
 Tolerance tolerance_for(const std::string& math_mode);
 
@@ -46,19 +51,23 @@ struct Comparison {
 };
 
 // Relative errors are normwise per tensor: max|a - b| / max|b|. A gradient tensor is measured
-// against at least 1e-3 of the largest gradient in the network, because some gradients are zero
-// in exact arithmetic (a conv bias feeding a batchnorm) and then both sides only hold rounding
-// noise that cannot agree in relative terms.
+// against at least a fraction of the largest gradient in the network (Tolerance::gradient_floor:
+// 1e-3 in float32, more where the backend stores values in fewer bits), because some gradients
+// are zero in exact arithmetic (a conv bias feeding a batchnorm) and then both sides only hold
+// rounding noise that cannot agree in relative terms.
 //
 // RMSProp's first update is about lr / sqrt(1 - alpha) times the *sign* of the gradient, however
 // small the gradient. Where the baseline's step-1 gradient is within the gradient tolerance of
 // zero, the sign — and so the direction the parameter moves — is not determined in float32; those
 // parameter elements are left out of the state comparison and counted as `undetermined`.
 //
-// `rounding_noise`, when given, is the baseline's own capture from weights moved by one ulp
-// (data/perturbation.hpp): how far this model lets float32 rounding carry the baseline from
-// itself. Each quantity's tolerance is then the larger of the math mode's and ten times that
-// noise, since a correct backend rounds differently but not ten times worse. Some quantities are
+// `rounding_noise`, when given, is the baseline's own capture from weights moved by one ulp of
+// the format the backend computes in (data/perturbation.hpp, Tolerance::significand_bits): how
+// far this model lets rounding at that precision carry the baseline from itself. Each quantity's
+// tolerance is then the larger of the math mode's and ten times that noise, since a correct
+// backend rounds differently but not ten times worse. In bf16 a small network can amplify
+// rounding to the point where some gradients are not determined at all; the noise says so, and
+// the tolerance follows it. Some quantities are
 // ill-conditioned (a batchnorm over few values, a ReLU or max-pool decision within rounding, the
 // sign step RMSProp takes at step 1); the noise measures it instead of guessing.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,

@@ -81,13 +81,13 @@ struct Training {
     int batch_count;
 
     Training(const config::RunConfig& config, const config::BackendEntry& entry,
-             const PluginLibrary& library, bool perturb, results::BackendRun& run)
+             const PluginLibrary& library, int perturb_bits, results::BackendRun& run)
         : graph(model::build_hourglass(config.model)),
           abi_graph(graph),
           state(data::initial_state(graph, config.seed)),
           batches(data::make_batches(graph, config.seed, config.batches)),
           batch_count(config.batches) {
-        if (perturb) data::perturb_by_one_ulp(graph, config.seed, state);
+        if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
         std::vector<hb_option> options;
         for (const auto& kv : entry.options)
             options.push_back({kv.first.c_str(), kv.second.c_str()});
@@ -202,7 +202,7 @@ results::BackendRun run_job(const WorkerJob& job) {
             run.message = problem;
             return run;
         }
-        Training training(config, entry, library, job.perturb, run);
+        Training training(config, entry, library, job.perturb_bits, run);
         if (job.tensors_dir.empty())
             time_steps(training, run);
         else
@@ -267,7 +267,8 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
                                      std::to_string(job.overrides.iterations)};
     if (job.index < 0) argv.insert(argv.end(), {"--plugin", job.plugin, "--device", job.device});
     if (!job.tensors_dir.empty()) argv.insert(argv.end(), {"--tensors", job.tensors_dir});
-    if (job.perturb) argv.push_back("--perturb");
+    if (job.perturb_bits > 0)
+        argv.insert(argv.end(), {"--perturb-bits", std::to_string(job.perturb_bits)});
     return argv;
 }
 

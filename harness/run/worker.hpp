@@ -23,8 +23,9 @@ struct WorkerJob {
     // Set for a conformance capture: `overrides.iterations` steps without warm-up, gradients
     // after step 1 and the state after the last step written here as .npy files.
     std::string tensors_dir;
-    // Start from the initial weights moved by one ulp (data/perturbation.hpp).
-    bool perturb = false;
+    // When positive: start from the initial weights moved by one ulp of a format with this many
+    // significand bits (data/perturbation.hpp).
+    int perturb_bits = 0;
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);
