@@ -1,22 +1,30 @@
 // The cuDNN backend through its C ABI, loaded with dlopen as the harness loads it: its description
 // and, without a GPU, a clean HB_UNAVAILABLE; with one, its training step against the reference
-// backend on a small stacked hourglass (losses, every gradient after the first step, parameters
-// and running statistics after the second) in each layout, fusion, graph and placement mode.
+// backend on the check network (losses, every gradient after the first step, parameters and
+// running statistics after the second), judged as `harness check` judges it, in each layout,
+// fusion, graph, placement and math mode.
+#include "check/comparison.hpp"
 #include "data/initial_state.hpp"
+#include "data/perturbation.hpp"
 #include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
 #include "session.hpp"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
+#include <map>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
 
+using harness::check::compare;
+using harness::check::Comparison;
+using harness::check::StepCapture;
+using harness::check::Tolerance;
+using harness::check::tolerance_for;
 using harness::model::AbiGraph;
 using harness::model::Graph;
 using harness::model::HourglassSpec;
@@ -33,16 +41,18 @@ const hb_plugin_info& plugin_info() {
 
 #define SKIP_WITHOUT_CUDA() HB_SKIP_WITHOUT_DEVICE(plugin_api(), "cuda:0")
 
-HourglassSpec small_spec() {
+// The check network and data (configs/check.yaml).
+HourglassSpec check_spec() {
     HourglassSpec spec;
     spec.stacks = 2;
     spec.features = 32;
-    spec.depth = 2;
+    spec.depth = 1;
     spec.joints = 4;
     spec.input_size = 64;
     spec.batch = 2;
     return spec;
 }
+constexpr uint64_t kSeed = 6;
 
 hb_optimizer rmsprop(hb_rmsprop_variant variant) {
     hb_optimizer o{};
@@ -60,10 +70,10 @@ hb_optimizer rmsprop(hb_rmsprop_variant variant) {
 }
 
 struct Problem {
-    Graph graph = harness::model::build_hourglass(small_spec());
+    Graph graph = harness::model::build_hourglass(check_spec());
     AbiGraph abi{graph};
-    std::vector<harness::data::HostTensor> state = harness::data::initial_state(graph, 11);
-    harness::data::Batches batches = harness::data::make_batches(graph, 11, 2);
+    std::vector<harness::data::HostTensor> state = harness::data::initial_state(graph, kSeed);
+    harness::data::Batches batches = harness::data::make_batches(graph, kSeed, 2);
 };
 
 const Problem& problem() {
@@ -76,13 +86,12 @@ struct StepMode {
     std::vector<std::pair<std::string, std::string>> options;
     hb_placement placement = HB_PLACEMENT_DEVICE;
     hb_rmsprop_variant variant = HB_RMSPROP_TORCH;
-    double tolerance = 1e-3;  // relative to each tensor's largest magnitude
+    std::string math() const {
+        for (const auto& kv : options)
+            if (kv.first == "math") return kv.second;
+        return "fp32";
+    }
     friend std::ostream& operator<<(std::ostream& out, const StepMode& m) { return out << m.name; }
-};
-
-struct TrainingRun {
-    std::vector<double> losses;
-    std::vector<std::vector<float>> gradients, state;
 };
 
 template <class T>
@@ -92,14 +101,14 @@ std::vector<const T*> pointers(const std::vector<std::vector<T>>& buffers) {
     return out;
 }
 
-std::vector<float*> outputs(std::vector<std::vector<float>>& buffers, bool trainable_only) {
-    const Graph& graph = problem().graph;
-    buffers.assign(graph.tensors.size(), {});
+// Buffers by tensor index for a capture's map (trainable tensors only, or all).
+std::vector<float*> outputs(std::map<std::string, std::vector<float>>& capture,
+                            bool trainable_only) {
     std::vector<float*> out;
-    for (size_t i = 0; i < graph.tensors.size(); ++i) {
-        const bool wanted = !trainable_only || graph.tensors[i].trainable();
-        if (wanted) buffers[i].resize(static_cast<size_t>(graph.tensors[i].elements()));
-        out.push_back(wanted ? buffers[i].data() : nullptr);
+    for (const auto& t : problem().graph.tensors) {
+        const bool wanted = !trainable_only || t.trainable();
+        if (wanted) capture[t.name].resize(static_cast<size_t>(t.elements()));
+        out.push_back(wanted ? capture[t.name].data() : nullptr);
     }
     return out;
 }
@@ -119,16 +128,21 @@ hb_session_desc describe_session(const StepMode& s, const hb_optimizer& o,
     return desc;
 }
 
-TrainingRun reference_run(const StepMode& s) {
-    const hb_optimizer o = rmsprop(s.variant);
+// Two reference steps, as `harness check` captures them; from weights one ulp of a
+// `perturb_bits`-bit format away when that is positive (the rounding-noise yardstick).
+StepCapture reference_run(hb_rmsprop_variant variant, int perturb_bits = 0) {
+    const hb_optimizer o = rmsprop(variant);
     std::vector<hb_option> options;
-    StepMode plain = s;
+    StepMode plain;
+    plain.variant = variant;
     plain.options = {{"threads", "4"}};
     reference::ReferenceSession session(describe_session(plain, o, options, "cpu"));
     const Problem& p = problem();
-    session.load_state(pointers(p.state).data());
+    std::vector<harness::data::HostTensor> weights = p.state;
+    if (perturb_bits > 0) harness::data::perturb_by_one_ulp(p.graph, kSeed, weights, perturb_bits);
+    session.load_state(pointers(weights).data());
     session.set_batches(2, pointers(p.batches.inputs).data(), pointers(p.batches.targets).data());
-    TrainingRun run;
+    StepCapture run;
     for (int step = 0; step < 2; ++step) {
         run.losses.push_back(session.step(step).loss);
         if (step == 0) session.read_gradients(outputs(run.gradients, true).data());
@@ -137,7 +151,7 @@ TrainingRun reference_run(const StepMode& s) {
     return run;
 }
 
-TrainingRun cudnn_run(const StepMode& s) {
+StepCapture cudnn_run(const StepMode& s) {
     const hb_plugin_api& api = plugin_api();
     const hb_optimizer o = rmsprop(s.variant);
     std::vector<hb_option> options;
@@ -157,7 +171,7 @@ TrainingRun cudnn_run(const StepMode& s) {
     check(api.set_batches(session, 2, pointers(p.batches.inputs).data(),
                           pointers(p.batches.targets).data()),
           "set_batches");
-    TrainingRun run;
+    StepCapture run;
     for (int step = 0; step < 2; ++step) {
         hb_step_result r{};
         check(api.step(session, step, &r), "step");
@@ -176,65 +190,44 @@ TrainingRun cudnn_run(const StepMode& s) {
     const char* manifest = nullptr;
     check(api.manifest(session, &manifest), "manifest");
     EXPECT_NE(std::string(manifest).find("\"convolutions\""), std::string::npos);
+    EXPECT_NE(std::string(manifest).find("\"math\": \"" + s.math() + "\""), std::string::npos)
+        << manifest;
     api.destroy_session(session);
     return run;
 }
 
-void expect_close(const std::vector<std::vector<float>>& actual,
-                  const std::vector<std::vector<float>>& expected, double tolerance,
-                  double absolute, const char* what) {
-    const Graph& graph = problem().graph;
-    for (size_t i = 0; i < expected.size(); ++i) {
-        if (expected[i].empty()) continue;
-        double scale = 0, error = 0;
-        for (size_t k = 0; k < expected[i].size(); ++k) {
-            scale = std::max(scale, std::fabs(double(expected[i][k])));
-            error = std::max(error, std::fabs(double(actual[i][k]) - double(expected[i][k])));
-        }
-        EXPECT_LE(error, tolerance * std::max(scale, 1e-6) + absolute)
-            << what << " of " << graph.tensors[i].name << " (largest magnitude " << scale << ")";
-    }
-}
-
 class CudnnStep : public ::testing::TestWithParam<StepMode> {};
 
-TEST_P(CudnnStep, MatchesReference) {
+// What `harness check` decides, in process: the mode's tolerance, or ten times the reference's
+// own rounding noise at the mode's precision.
+TEST_P(CudnnStep, PassesTheCheckAgainstTheReference) {
     SKIP_WITHOUT_CUDA();
     const StepMode& s = GetParam();
-    const TrainingRun expected = reference_run(s);
-    const TrainingRun actual = cudnn_run(s);
-    for (size_t k = 0; k < expected.losses.size(); ++k)
-        EXPECT_NEAR(actual.losses[k], expected.losses[k],
-                    s.tolerance * 0.1 * std::fabs(expected.losses[k]))
-            << "loss of step " << k;
-    expect_close(actual.gradients, expected.gradients, s.tolerance, 0, "gradient");
-    // A gradient within rounding of zero may take either sign, which moves a parameter by up to
-    // 2 lr / sqrt(1 - alpha) in the first RMSProp step.
-    const hb_optimizer o = rmsprop(s.variant);
-    const double flip = 2 * o.learning_rate / std::sqrt(1 - o.alpha) * 1.01;
-    expect_close(actual.state, expected.state, s.tolerance, flip, "state");
+    const Tolerance tolerance = tolerance_for(s.math());
+    const StepCapture expected = reference_run(s.variant);
+    const StepCapture noise = reference_run(s.variant, tolerance.significand_bits);
+    const Comparison c = compare(cudnn_run(s), expected, tolerance, &noise);
+    ASSERT_TRUE(c.problem.empty()) << c.problem;
+    for (const auto& d : c.differences)
+        EXPECT_TRUE(d.within()) << d.quantity << ": " << d.relative << " > " << d.tolerance
+                                << " (noise " << d.noise << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, CudnnStep,
-    ::testing::Values(
-        StepMode{"fp32_nchw", {}}, StepMode{"fp32_nhwc", {{"layout", "nhwc"}}},
-        StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fused_bn_relu", "true"}}},
-        StepMode{"graphs", {{"cuda_graphs", "true"}}},
-        StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
-        StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
-        StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
-        StepMode{"tf32", {{"math", "tf32"}}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TORCH, 2e-2},
-        // bf16 keeps 8 significant bits: the harness's bf16 tolerance.
-        StepMode{"bf16", {{"math", "bf16"}}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TORCH, 1.5e-1},
-        StepMode{"bf16_nhwc_fused_graphs",
-                 {{"math", "bf16"},
-                  {"layout", "nhwc"},
-                  {"fused_bn_relu", "true"},
-                  {"cuda_graphs", "true"}},
-                 HB_PLACEMENT_HOST,
-                 HB_RMSPROP_TORCH,
-                 1.5e-1}),
+    ::testing::Values(StepMode{"fp32_nchw", {}}, StepMode{"fp32_nhwc", {{"layout", "nhwc"}}},
+                      StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fused_bn_relu", "true"}}},
+                      StepMode{"graphs", {{"cuda_graphs", "true"}}},
+                      StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
+                      StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
+                      StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
+                      StepMode{"tf32", {{"math", "tf32"}}}, StepMode{"bf16", {{"math", "bf16"}}},
+                      StepMode{"bf16_nhwc_fused_graphs",
+                               {{"math", "bf16"},
+                                {"layout", "nhwc"},
+                                {"fused_bn_relu", "true"},
+                                {"cuda_graphs", "true"}},
+                               HB_PLACEMENT_HOST}),
     [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
 
 TEST(CudnnPlugin, Describes) {

@@ -9,6 +9,6 @@ if(TARGET hb_cudnn)
   add_dependencies(cudnn_test hb_reference)
   hb_add_test(cudnn_gpu_test
     SOURCES cudnn_gpu_test.cpp
-    LIBS hb_reference_kernels hb_model hb_data ${CMAKE_DL_LIBS})
+    LIBS hb_reference_kernels hb_model hb_data hb_check ${CMAKE_DL_LIBS})
   add_dependencies(cudnn_gpu_test hb_cudnn)
 endif()
