@@ -162,7 +162,8 @@ __global__ void mse_loss_backward_kernel(const T* y, const float* t, T* dy, int 
 }
 
 __global__ void rmsprop_kernel(float* param, const float* grad, float* square_average,
-                               float* buffer, int count, math::RmsPropParams p) {
+                               float* buffer, math::bf16* bf16_copy, int count,
+                               math::RmsPropParams p) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
         float value = param[i], v = square_average[i];
         float b = buffer ? buffer[i] : 0.0f;
@@ -170,6 +171,7 @@ __global__ void rmsprop_kernel(float* param, const float* grad, float* square_av
         param[i] = value;
         square_average[i] = v;
         if (buffer) buffer[i] = b;
+        if (bf16_copy) bf16_copy[i] = math::to_bf16(value);
     }
 }
 
@@ -377,12 +379,12 @@ void mse_loss_backward(Storage storage, const void* y, const float* target, void
     check_launch();
 }
 
-void rmsprop(float* param, const float* grad, float* square_average, float* buffer, int64_t count,
-             const math::RmsPropParams& params, cudaStream_t stream) {
+void rmsprop(float* param, const float* grad, float* square_average, float* buffer, void* bf16_copy,
+             int64_t count, const math::RmsPropParams& params, cudaStream_t stream) {
     const int n = checked_count(count);
     if (n == 0) return;
-    rmsprop_kernel<<<blocks_for(n), threads, 0, stream>>>(param, grad, square_average, buffer, n,
-                                                          params);
+    rmsprop_kernel<<<blocks_for(n), threads, 0, stream>>>(
+        param, grad, square_average, buffer, static_cast<math::bf16*>(bf16_copy), n, params);
     check_launch();
 }
 

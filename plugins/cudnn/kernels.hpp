@@ -45,9 +45,10 @@ void mse_loss_forward(Storage storage, const void* y, const float* target, int64
 void mse_loss_backward(Storage storage, const void* y, const float* target, void* dy, int64_t count,
                        double weight, bool accumulate, cudaStream_t stream);
 
-// One RMSProp update of `count` parameters; `buffer` may be null without momentum.
-void rmsprop(float* param, const float* grad, float* square_average, float* buffer, int64_t count,
-             const math::RmsPropParams& params, cudaStream_t stream);
+// One RMSProp update of `count` parameters; `buffer` may be null without momentum. `bf16_copy`,
+// when not null, receives the updated parameters rounded to bf16.
+void rmsprop(float* param, const float* grad, float* square_average, float* buffer, void* bf16_copy,
+             int64_t count, const math::RmsPropParams& params, cudaStream_t stream);
 
 void nchw_to_nhwc(const float* source, float* destination, const Shape& shape, cudaStream_t stream);
 void fill(float* data, float value, int64_t count, cudaStream_t stream);

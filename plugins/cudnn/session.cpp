@@ -140,6 +140,8 @@ void CudnnSession::load_state(const float* const* tensors) {
         if (!tensors[i]) throw hb::Error("load_state: no buffer for tensor '" + t.name + "'");
         upload_tensor(int(i), tensors[i], t.trainable ? step_->parameters() : step_->statistics());
     }
+    step_->parameters_changed();
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
     state_loaded_ = true;
 }
 
@@ -174,8 +176,10 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
     const size_t input_bytes = size_t(input_elements_) * sizeof(float);
     const size_t target_bytes = size_t(target_elements_) * sizeof(float);
     const bool nhwc = settings_.layout == Layout::nhwc;
+    const bool bf16 = settings_.math == Math::bf16;
+    const size_t step_input_bytes =
+        size_t(input_elements_ * element_bytes(storage_of(settings_.math)));
     const Plan& plan = step_->plan();
-    const Shape input_shape = plan.values()[size_t(plan.input())].shape;
     if (settings_.placement == HB_PLACEMENT_HOST) {
         // The step copies from this (pageable) memory each time, as a data loader's batch would.
         for (int32_t b = 0; b < count; ++b) {
@@ -188,53 +192,68 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
             layout_input_ = DeviceBuffer(input_bytes);
             layout_target_ = DeviceBuffer(target_bytes);
         }
+        if (bf16) storage_input_ = DeviceBuffer(step_input_bytes);
         return;
     }
-    DeviceBuffer scratch_input, scratch_target;
-    if (nhwc) {
-        scratch_input = DeviceBuffer(input_bytes);
-        scratch_target = DeviceBuffer(target_bytes);
-    }
+    // Device placement: each batch is converted to the step's form once, here.
+    DeviceBuffer upload_input, upload_target, layout_scratch;
+    if (nhwc || bf16) upload_input = DeviceBuffer(input_bytes);
+    if (nhwc) upload_target = DeviceBuffer(target_bytes);
+    if (nhwc && bf16) layout_scratch = DeviceBuffer(input_bytes);
     for (int32_t b = 0; b < count; ++b) {
-        device_inputs_.emplace_back(input_bytes);
+        device_inputs_.emplace_back(step_input_bytes);
         device_targets_.emplace_back(target_bytes);
-        if (!nhwc) {
-            HB_CHECK(cudaMemcpy(device_inputs_.back().get(), inputs[b], input_bytes,
-                                cudaMemcpyHostToDevice));
-            HB_CHECK(cudaMemcpy(device_targets_.back().get(), targets[b], target_bytes,
-                                cudaMemcpyHostToDevice));
-            continue;
+        DeviceBuffer& input = device_inputs_.back();
+        DeviceBuffer& target = device_targets_.back();
+        if (!nhwc && !bf16) {
+            HB_CHECK(cudaMemcpy(input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice));
+        } else {
+            HB_CHECK(
+                cudaMemcpy(upload_input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice));
+            step_input(upload_input.floats(), bf16 ? layout_scratch.floats() : input.floats(),
+                       input.get());
         }
-        HB_CHECK(cudaMemcpy(scratch_input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice));
-        HB_CHECK(
-            cudaMemcpy(scratch_target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice));
-        kernels::nchw_to_nhwc(scratch_input.floats(), device_inputs_.back().floats(), input_shape,
-                              stream_.get());
-        kernels::nchw_to_nhwc(scratch_target.floats(), device_targets_.back().floats(),
-                              plan.target_shape(), stream_.get());
+        if (!nhwc) {
+            HB_CHECK(cudaMemcpy(target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice));
+        } else {
+            HB_CHECK(
+                cudaMemcpy(upload_target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice));
+            kernels::nchw_to_nhwc(upload_target.floats(), target.floats(), plan.target_shape(),
+                                  stream_.get());
+        }
         HB_CHECK(cudaStreamSynchronize(stream_.get()));
     }
 }
 
-// Everything of one step after the batch is on the device: layout conversion (host placement,
-// NHWC), forward, backward, optimizer, with the phase events in between.
+const void* CudnnSession::step_input(const float* nchw, float* layout, void* storage) {
+    const cudaStream_t s = stream_.get();
+    const Plan& plan = step_->plan();
+    const float* input = nchw;
+    if (settings_.layout == Layout::nhwc) {
+        kernels::nchw_to_nhwc(input, layout, plan.values()[size_t(plan.input())].shape, s);
+        input = layout;
+    }
+    if (settings_.math != Math::bf16) return input;
+    kernels::to_bf16(input, storage, input_elements_, s);
+    return storage;
+}
+
+// Everything of one step after the batch is on the device: with host placement the batch's
+// conversion to the step's layout and storage, then forward, backward and optimizer, with the
+// phase events in between.
 void CudnnSession::enqueue_step(int batch) {
     const cudaStream_t s = stream_.get();
-    const float* input = nullptr;
+    const void* input = nullptr;
     const float* target = nullptr;
     if (settings_.placement == HB_PLACEMENT_HOST) {
-        input = staged_input_.floats();
+        input = step_input(staged_input_.floats(), layout_input_.floats(), storage_input_.get());
         target = staged_target_.floats();
         if (settings_.layout == Layout::nhwc) {
-            const Plan& plan = step_->plan();
-            kernels::nchw_to_nhwc(input, layout_input_.floats(),
-                                  plan.values()[size_t(plan.input())].shape, s);
-            kernels::nchw_to_nhwc(target, layout_target_.floats(), plan.target_shape(), s);
-            input = layout_input_.floats();
+            kernels::nchw_to_nhwc(target, layout_target_.floats(), step_->plan().target_shape(), s);
             target = layout_target_.floats();
         }
     } else {
-        input = device_inputs_[size_t(batch)].floats();
+        input = device_inputs_[size_t(batch)].get();
         target = device_targets_[size_t(batch)].floats();
     }
     step_->forward(input, target);
@@ -325,7 +344,8 @@ uint64_t CudnnSession::peak_memory_bytes() {
     uint64_t bytes = step_->device_bytes() + handle_bytes_;
     for (const auto& b : device_inputs_) bytes += b.bytes();
     for (const auto& b : device_targets_) bytes += b.bytes();
-    for (const DeviceBuffer* b : {&staged_input_, &staged_target_, &layout_input_, &layout_target_})
+    for (const DeviceBuffer* b :
+         {&staged_input_, &staged_target_, &layout_input_, &layout_target_, &storage_input_})
         bytes += b->bytes();
     return bytes;
 }

@@ -34,6 +34,10 @@ public:
 private:
     static Settings checked_settings(const hb_session_desc& desc);
     void enqueue_step(int batch);
+    // The batch input as the step reads it, enqueued from NCHW float32 on the device: through
+    // `layout` (float32) into NHWC when the session's layout is, and into `storage` in bf16 math.
+    // Returns where it is, `nchw` itself when neither applies.
+    const void* step_input(const float* nchw, float* layout, void* storage);
     GraphExec capture(int batch);
     // Copies one tensor between its device block and a canonical host buffer.
     void upload_tensor(int t, const float* host, float* block);
@@ -49,9 +53,10 @@ private:
 
     int64_t input_elements_ = 0, target_elements_ = 0;
     std::vector<std::vector<float>> host_inputs_, host_targets_;  // host placement
-    std::vector<DeviceBuffer> device_inputs_, device_targets_;    // device placement
+    std::vector<DeviceBuffer> device_inputs_, device_targets_;    // device placement, converted
     DeviceBuffer staged_input_, staged_target_;  // host placement: the batch as copied, NCHW
     DeviceBuffer layout_input_, layout_target_;  // host placement, NHWC: after conversion
+    DeviceBuffer storage_input_;                 // host placement, bf16: after conversion
     std::map<int, GraphExec> graphs_;            // per batch (one for host placement)
     bool state_loaded_ = false;
     std::string device_name_, compute_capability_;

@@ -85,8 +85,6 @@ TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudn
         const size_t half = size_t(plan_->parameter_floats()) * 2;
         parameters_bf16_ = DeviceBuffer(half);
         gradients_bf16_ = DeviceBuffer(half);
-        const Shape input = plan_->values()[size_t(plan_->input())].shape;
-        input_bf16_ = DeviceBuffer(size_t(input.elements()) * 2);
         channel_scratch_ = DeviceBuffer(size_t(channel_scratch_bytes_));
     }
     for (const DeviceBuffer* b : {&parameters_, &gradients_, &momentum_, &statistics_, &losses_,
@@ -257,7 +255,7 @@ size_t TrainingStep::request_bytes(int request) const {
 }
 
 const void* TrainingStep::value(int v) const {
-    if (v == plan_->input()) return bf16() ? input_bf16_.get() : input_;
+    if (v == plan_->input()) return input_;
     return arena(plan_->values()[size_t(v)].buffer);
 }
 
@@ -287,16 +285,16 @@ void* TrainingStep::convolution_weight_gradient(int t) const {
     return static_cast<math::bf16*>(gradients_bf16_.get()) + plan_->tensors()[size_t(t)].offset;
 }
 
-void TrainingStep::forward(const float* input, const float* target) {
+void TrainingStep::parameters_changed() {
+    if (!bf16()) return;
+    ErrorContext context("the bf16 copy of the parameters");
+    kernels::to_bf16(parameters_.floats(), parameters_bf16_.get(), plan_->parameter_floats(),
+                     stream_);
+}
+
+void TrainingStep::forward(const void* input, const float* target) {
     input_ = input;
     target_ = target;
-    if (bf16()) {
-        ErrorContext context("the bf16 copies of the input and the parameters");
-        kernels::to_bf16(parameters_.floats(), parameters_bf16_.get(), plan_->parameter_floats(),
-                         stream_);
-        const Shape shape = plan_->values()[size_t(plan_->input())].shape;
-        kernels::to_bf16(input, input_bf16_.get(), shape.elements(), stream_);
-    }
     for (size_t i = 0; i < layers_.size(); ++i) {
         const LayerPlan& layer = plan_->layers()[i];
         if (layer.absorbed) continue;
@@ -502,14 +500,15 @@ void TrainingStep::optimize() {
     p.weight_decay = o.weight_decay;
     p.torch = o.variant == HB_RMSPROP_TORCH;
     kernels::rmsprop(parameters_.floats(), gradients_.floats(), square_averages_.floats(),
-                     momentum_.floats(), plan_->parameter_floats(), p, stream_);
+                     momentum_.floats(), parameters_bf16_.get(), plan_->parameter_floats(), p,
+                     stream_);
 }
 
 uint64_t TrainingStep::device_bytes() const {
     uint64_t bytes = 0;
     for (const DeviceBuffer* b :
          {&arena_memory_, &parameters_, &gradients_, &square_averages_, &momentum_, &statistics_,
-          &losses_, &parameters_bf16_, &gradients_bf16_, &input_bf16_, &channel_scratch_})
+          &losses_, &parameters_bf16_, &gradients_bf16_, &channel_scratch_})
         bytes += b->bytes();
     return bytes;
 }

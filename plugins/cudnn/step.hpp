@@ -3,8 +3,8 @@
 // and running statistics. Enqueues forward, backward and the optimizer on one stream without
 // synchronising.
 //
-// In bf16 math, activations and their gradients are bfloat16; convolutions run on bfloat16
-// copies of the float32 weights (refreshed at the start of each step) and their weight gradients
+// In bf16 math, activations and their gradients are bfloat16; convolutions run on a bfloat16
+// copy of the float32 weights (written by each RMSProp update) and their weight gradients
 // are widened into the float32 gradient block; batch norm and the convolution bias are the
 // backend's own kernels (channel_kernels.hpp), with float32 parameters and statistics.
 #pragma once
@@ -29,11 +29,13 @@ public:
 
     const Plan& plan() const { return *plan_; }
 
-    // `input` (graph input shape) and `target` (target shape) in the session's layout, on the
-    // device, valid until the step's work is complete.
-    void forward(const float* input, const float* target);
+    // `input` (graph input shape, in the step's storage) and `target` (target shape, float32),
+    // both in the session's layout, on the device, valid until the step's work is complete.
+    void forward(const void* input, const float* target);
     void backward(const float* target);
-    void optimize();
+    void optimize();  // also refreshes the bf16 copy of the parameters
+    // After the parameters were written from outside the step (load_state).
+    void parameters_changed();
 
     float* parameters() const { return parameters_.floats(); }
     float* gradients() const { return gradients_.floats(); }
@@ -89,13 +91,13 @@ private:
     ArenaPlan arena_;
     DeviceBuffer arena_memory_, parameters_, gradients_, square_averages_, momentum_, statistics_,
         losses_;
-    // bf16 math only: bfloat16 copies of the parameter and gradient blocks and of the input, and
-    // the scratch of the per-channel kernels.
-    DeviceBuffer parameters_bf16_, gradients_bf16_, input_bf16_, channel_scratch_;
+    // bf16 math only: bfloat16 copies of the parameter and gradient blocks, and the scratch of
+    // the per-channel kernels.
+    DeviceBuffer parameters_bf16_, gradients_bf16_, channel_scratch_;
     int64_t channel_scratch_bytes_ = 0;
     size_t workspace_limit_ = 0;
     int measured_shapes_ = 0;
-    const float* input_ = nullptr;
+    const void* input_ = nullptr;
     const float* target_ = nullptr;
 };
 
