@@ -49,7 +49,8 @@ step plugins
 "$harness" list
 
 step "plugin tests (a small network, every mode, against the reference on the CPU)"
-HB_CUDNN_PLUGIN="$PWD/build-gpu/plugins/hb_cudnn.so" timeout 600 "$bundle/cudnn_gpu_test" \
+HB_CUDNN_PLUGIN="$PWD/build-gpu/plugins/hb_cudnn.so" HB_CHECK_CONFIG="$PWD/configs/check.yaml" \
+  timeout 600 "$bundle/cudnn_gpu_test" \
   --gtest_brief=1 >"$out/cudnn_gpu_test.txt" 2>&1
 tail -n 25 "$out/cudnn_gpu_test.txt"
 HB_LIBTORCH_PLUGIN="$PWD/build-gpu/plugins/hb_libtorch.so" timeout 600 "$bundle/libtorch_test" \

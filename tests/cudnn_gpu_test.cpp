@@ -4,10 +4,9 @@
 // running statistics after the second), judged as `harness check` judges it, in each layout,
 // fusion, graph, placement and math mode.
 #include "check/comparison.hpp"
-#include "data/initial_state.hpp"
+#include "check_problem.hpp"
 #include "data/perturbation.hpp"
 #include "loaded_plugin.hpp"
-#include "model/hourglass.hpp"
 #include "session.hpp"
 
 #include <gtest/gtest.h>
@@ -25,9 +24,6 @@ using harness::check::Comparison;
 using harness::check::StepCapture;
 using harness::check::Tolerance;
 using harness::check::tolerance_for;
-using harness::model::AbiGraph;
-using harness::model::Graph;
-using harness::model::HourglassSpec;
 
 const hb_plugin_api& plugin_api() {
     static const hb_plugin_api& api = harness::testing::load_plugin(
@@ -40,19 +36,6 @@ const hb_plugin_info& plugin_info() {
 }
 
 #define SKIP_WITHOUT_CUDA() HB_SKIP_WITHOUT_DEVICE(plugin_api(), "cuda:0")
-
-// The check network and data (configs/check.yaml).
-HourglassSpec check_spec() {
-    HourglassSpec spec;
-    spec.stacks = 2;
-    spec.features = 32;
-    spec.depth = 1;
-    spec.joints = 4;
-    spec.input_size = 64;
-    spec.batch = 2;
-    return spec;
-}
-constexpr uint64_t kSeed = 6;
 
 hb_optimizer rmsprop(hb_rmsprop_variant variant) {
     hb_optimizer o{};
@@ -69,16 +52,8 @@ hb_optimizer rmsprop(hb_rmsprop_variant variant) {
     return o;
 }
 
-struct Problem {
-    Graph graph = harness::model::build_hourglass(check_spec());
-    AbiGraph abi{graph};
-    std::vector<harness::data::HostTensor> state = harness::data::initial_state(graph, kSeed);
-    harness::data::Batches batches = harness::data::make_batches(graph, kSeed, 2);
-};
-
-const Problem& problem() {
-    static const Problem p;
-    return p;
+const harness::testing::CheckProblem& problem() {
+    return harness::testing::check_problem();
 }
 
 struct StepMode {
@@ -137,11 +112,13 @@ StepCapture reference_run(hb_rmsprop_variant variant, int perturb_bits = 0) {
     plain.variant = variant;
     plain.options = {{"threads", "4"}};
     reference::ReferenceSession session(describe_session(plain, o, options, "cpu"));
-    const Problem& p = problem();
+    const auto& p = problem();
     std::vector<harness::data::HostTensor> weights = p.state;
-    if (perturb_bits > 0) harness::data::perturb_by_one_ulp(p.graph, kSeed, weights, perturb_bits);
+    if (perturb_bits > 0)
+        harness::data::perturb_by_one_ulp(p.graph, p.config.seed, weights, perturb_bits);
     session.load_state(pointers(weights).data());
-    session.set_batches(2, pointers(p.batches.inputs).data(), pointers(p.batches.targets).data());
+    session.set_batches(int32_t(p.batches.inputs.size()), pointers(p.batches.inputs).data(),
+                        pointers(p.batches.targets).data());
     StepCapture run;
     for (int step = 0; step < 2; ++step) {
         run.losses.push_back(session.step(step).loss);
@@ -166,10 +143,10 @@ StepCapture cudnn_run(const StepMode& s) {
             throw std::runtime_error(message);
         }
     };
-    const Problem& p = problem();
+    const auto& p = problem();
     check(api.load_state(session, pointers(p.state).data()), "load_state");
-    check(api.set_batches(session, 2, pointers(p.batches.inputs).data(),
-                          pointers(p.batches.targets).data()),
+    check(api.set_batches(session, int32_t(p.batches.inputs.size()),
+                          pointers(p.batches.inputs).data(), pointers(p.batches.targets).data()),
           "set_batches");
     StepCapture run;
     for (int step = 0; step < 2; ++step) {

@@ -9,12 +9,11 @@
 // the arena plan, a missed accumulation or a wrong fusion shows up here, without a GPU.
 #include "arena_plan.hpp"
 #include "check/comparison.hpp"
-#include "data/initial_state.hpp"
+#include "check_problem.hpp"
 #include "data/perturbation.hpp"
 #include "kernel_math.hpp"
 #include "layers.hpp"
 #include "loaded_plugin.hpp"
-#include "model/hourglass.hpp"
 #include "plan.hpp"
 
 #include <gtest/gtest.h>
@@ -33,51 +32,19 @@ namespace {
 using namespace cudnn_backend;
 using Values = std::vector<float>;
 
-// configs/check.yaml's model and data.
-constexpr uint64_t kSeed = 6;
-
-harness::model::HourglassSpec spec() {
-    harness::model::HourglassSpec s;
-    s.stacks = 2;
-    s.features = 32;
-    s.depth = 1;
-    s.joints = 4;
-    s.input_size = 64;
-    s.batch = 2;
-    return s;
-}
-
-struct Problem {
-    harness::model::Graph graph = harness::model::build_hourglass(spec());
-    harness::model::AbiGraph abi{graph};
-    std::vector<harness::data::HostTensor> state = harness::data::initial_state(graph, kSeed);
-    harness::data::Batches batches = harness::data::make_batches(graph, kSeed, 1);
-};
-
-const Problem& problem() {
-    static const Problem p;
-    return p;
-}
-
-hb_optimizer rmsprop() {
-    hb_optimizer o{};
-    o.variant = HB_RMSPROP_TORCH;
-    o.learning_rate = 2.5e-4f;
-    o.alpha = 0.99f;
-    o.eps = 1e-8f;
-    return o;
-}
+using harness::testing::check_problem;
 
 // One step of the reference backend, through its C ABI; from weights moved by one ulp of a
 // format with `perturb_bits` significand bits when that is positive (the rounding-noise
 // yardstick of `harness check`).
 harness::check::StepCapture reference_step(int perturb_bits = 0) {
-    const Problem& p = problem();
+    const auto& p = check_problem();
     std::vector<harness::data::HostTensor> weights = p.state;
-    if (perturb_bits > 0) harness::data::perturb_by_one_ulp(p.graph, kSeed, weights, perturb_bits);
+    if (perturb_bits > 0)
+        harness::data::perturb_by_one_ulp(p.graph, p.config.seed, weights, perturb_bits);
     const hb_plugin_api& api =
         harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_reference.so");
-    const hb_optimizer o = rmsprop();
+    const hb_optimizer o = p.config.optimizer;
     hb_option threads{"threads", "2"};
     hb_session_desc desc{};
     desc.struct_size = sizeof(desc);
@@ -128,11 +95,11 @@ public:
           pool_(2),
           gemm_(pool_) {
         arena_.assign(static_cast<size_t>(arena_plan_.bytes), 0xAB);  // garbage, as on a device
-        for (const auto& t : problem().state) parameters_.emplace_back(t);
+        for (const auto& t : check_problem().state) parameters_.emplace_back(t);
     }
 
     harness::check::StepCapture step() {
-        const Problem& p = problem();
+        const auto& p = check_problem();
         input_ = p.batches.inputs[0];
         if (bf16())
             for (float& x : input_) x = bf16_rounded(x);
@@ -424,7 +391,7 @@ class CudnnPlanExecution : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(CudnnPlanExecution, OneStepPassesTheCheckAgainstTheReference) {
     const Mode mode = GetParam();
-    const hb_graph& graph = *problem().abi.get();
+    const hb_graph& graph = *check_problem().abi.get();
     std::set<int> fuse;
     if (mode.fused)
         for (int b : fusion_candidates(graph)) fuse.insert(b);
