@@ -11,4 +11,8 @@ if(TARGET hb_cudnn)
     SOURCES cudnn_gpu_test.cpp
     LIBS hb_reference_kernels hb_model hb_data hb_check ${CMAKE_DL_LIBS})
   add_dependencies(cudnn_gpu_test hb_cudnn)
+else()
+  hb_plugin_skip_reason(cudnn reason)
+  hb_add_skipped_test(cudnn_test "${reason}")
+  hb_add_skipped_test(cudnn_gpu_test "${reason}")
 endif()

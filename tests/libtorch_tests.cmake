@@ -4,4 +4,7 @@ if(TARGET hb_libtorch)
     SOURCES libtorch_test.cpp
     LIBS hb_reference_kernels hb_model hb_data ${CMAKE_DL_LIBS})
   add_dependencies(libtorch_test hb_libtorch)
+else()
+  hb_plugin_skip_reason(libtorch reason)
+  hb_add_skipped_test(libtorch_test "${reason}")
 endif()

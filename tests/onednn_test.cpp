@@ -214,7 +214,9 @@ double max_difference(const std::vector<float>& a, const std::vector<float>& b) 
 // scale and shift, sums in other orders), so a ReLU input within rounding of zero, or two inputs
 // of a max-pool window within rounding of each other, can send a gradient elsewhere in one
 // backend than in the other; in a small network each such element moves later gradients by up
-// to a few percent. The data sets below are ones without such near ties at this tolerance.
+// to a few percent. The data sets below are ones without such near ties at this tolerance, with
+// oneDNN's AVX2 kernels and with its AVX-512 ones (ONEDNN_MAX_CPU_ISA=AVX2 runs the former on a
+// machine that has the latter).
 // One thread by default: OpenMP threads that spin at barriers crawl when other processes share
 // the cores, as they do when tests run in parallel.
 void expect_conformance(const Graph& graph,
@@ -565,7 +567,7 @@ TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
     spec.features = 16;  // every residual of the stacks keeps its input width: identity skips
     expect_conformance(harness::model::build_hourglass(spec),
                        {{"fuse_batchnorm_relu", "false"}, {"threads", "1"}}, HB_PLACEMENT_HOST,
-                       torch_rmsprop(), 1);
+                       torch_rmsprop(), 2);
 }
 
 // -------------------------------------------------------------------------- the session
