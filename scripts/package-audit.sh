@@ -25,13 +25,27 @@ trace() {
     -o "$dir/trace.$(date +%s%N)" -- "$@"
 }
 
+# Files that tools read whatever they are doing, whichever package put them there, and that no
+# build needs: configuration (/etc; apt, ld and ldconfig read every file of their .d folders), and
+# the linker plugins that binutils loads from its plugin folders, with the libraries they load
+# (the packages that own such a plugin count as allowed, with their dependencies).
+configuration='^/etc/'
+plugin_folders='^/usr/lib/bfd-plugins/|^/usr/lib/x86_64-linux-gnu/bfd-plugins/'
+
 # Absolute paths from the records, as opened (the folder resolved, the name kept: a -dev
-# package's unversioned library link is owned by the -dev package, its target by the runtime one).
+# package's unversioned library link is owned by the -dev package, its target by the runtime one),
+# and where that is a symbolic link, also what it finally points to (/usr/bin/gnuplot, a link
+# through /etc/alternatives, is owned by no package; /usr/bin/gnuplot-nox is).
 read_paths() {
   local dir=$1
   cat "$dir"/trace.* |
     sed -n 's/^[0-9]* *\(open\|openat\|execve\)([^"]*"\(\/[^"]*\)".*/\2/p' | sort -u |
-    canonical_dirs | while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done || true
+    canonical_dirs | grep -Ev "$configuration" |
+    while IFS= read -r f; do
+      [ -f "$f" ] || continue
+      printf '%s\n' "$f"
+      [ -L "$f" ] && realpath -e -- "$f"
+    done | grep -Ev "$configuration" | sort -u || true
 }
 
 # stdin: absolute paths, possibly with a tab and a value after; stdout: the same with each path's
@@ -82,7 +96,8 @@ from_archive() {
 # from and that the list does not account for, with one of those files.
 missing() {
   local tmp=$1; shift
-  allowed "$@" >"$tmp/allowed"
+  # shellcheck disable=SC2046
+  allowed "$@" $(cat "$tmp/plugin-packages") >"$tmp/allowed"
   comm -23 "$tmp/used-packages" "$tmp/allowed" | from_archive >"$tmp/missing"
   join -t$'\t' -1 1 -2 2 "$tmp/missing" "$tmp/used" | awk -F'\t' '!seen[$1]++ { print $1 "\t" $2 }'
 }
@@ -107,6 +122,7 @@ check() {
   sort -u "$tmp/paths" | join -t$'\t' - "$tmp/owners" | sort -t$'\t' -k2,2 >"$tmp/used"
   local unowned
   unowned=$(sort -u "$tmp/paths" | join -t$'\t' -v1 - "$tmp/owners" | grep -c '^/usr/' || true)
+  grep -E "$plugin_folders" "$tmp/used" | cut -f2 | sort -u >"$tmp/plugin-packages" || true
   cut -f2 "$tmp/used" | sort -u >"$tmp/used-packages"
 
   local list; list=$(bash "$here/setup.sh" --list)
@@ -122,8 +138,10 @@ check() {
       q=$(missing "$tmp" $(grep -vx -- "$p" <<<"$list") | cut -f1 | tr '\n' ' ')
       if [ -n "$q" ]; then
         caught=$((caught + 1)); echo "  without $p: fails, missing $q"
+      elif grep -qx -- "$p" "$tmp/used-packages"; then
+        echo "  without $p: passes (read, but another listed package pulls it in)"
       else
-        echo "  without $p: passes ($p is pulled in by another package, or not read)"
+        echo "  without $p: passes (nothing read comes from $p itself)"
       fi
     done
     echo "package-audit: $caught of $total removals caught"

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build git pkg-config
+  build-essential cmake ninja-build git
   libyaml-cpp-dev libboost-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libtorch-dev
