@@ -8,7 +8,8 @@
 # --dir     where the system is built (default: a new folder under /var/tmp); it must not exist
 # --mirror  the Debian archive (default: http://deb.debian.org/debian)
 # --keep    keep the system afterwards (it is removed by default)
-# The log of each command is kept in <dir>.logs/ either way.
+# The log of each command, each line stamped with the seconds since it started, is kept in
+# <dir>.logs/ either way.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir="" mirror=http://deb.debian.org/debian keep=0
@@ -49,12 +50,19 @@ if [ ${#commands[@]} -ne 2 ]; then
 fi
 
 mounted=()
+# shellcheck disable=SC2317  # run by the trap
 cleanup() {
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  if [ $keep -eq 0 ]; then rm -rf "$dir"; fi
+  if [ "$keep" -eq 0 ]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 
+# Each line of the output with the seconds since its command started, so that the phases of a
+# chained command (install, configure, build, run) can be read off the log.
+stamped() {
+  local start=$SECONDS line
+  while IFS= read -r line; do printf '%5ds %s\n' $((SECONDS - start)) "$line"; done
+}
 elapsed() { local s=$1; printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 results=()
 
@@ -83,7 +91,7 @@ for i in 0 1; do
   start=$SECONDS
   if chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      bash -c "cd /root/harness && ${commands[i]}" >"$logs/command$((i + 1)).log" 2>&1; then
+      bash -c "cd /root/harness && ${commands[i]}" 2>&1 | stamped >"$logs/command$((i + 1)).log"; then
     verdict=ok
   else
     verdict="FAILED (exit $?)"

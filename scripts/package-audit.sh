@@ -134,7 +134,7 @@ check() {
     local caught=0 total=0 q
     for p in $list; do
       total=$((total + 1))
-      # shellcheck disable=SC2086
+      # shellcheck disable=SC2046
       q=$(missing "$tmp" $(grep -vx -- "$p" <<<"$list") | cut -f1 | tr '\n' ' ')
       if [ -n "$q" ]; then
         caught=$((caught + 1)); echo "  without $p: fails, missing $q"
