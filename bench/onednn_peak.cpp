@@ -8,6 +8,8 @@
 //       the same with the activations in a plain layout instead of the one oneDNN prefers.
 #include <immintrin.h>
 #include <omp.h>
+#include "api.hpp"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -22,6 +24,7 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 using Clock = std::chrono::steady_clock;
+namespace api = onednn_backend::api;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -80,10 +83,9 @@ int conv_rate(int threads, long n, long c, long k, long hw, long kernel, const s
     const dnnl::memory::desc bias({k}, dt::f32, tag::a);
     const dnnl::memory::desc dst({n, k, hw, hw}, dt::f32, activations);
     const dnnl::memory::dims stride{1, 1}, padding{pad, pad};
-    const dnnl::convolution_forward::primitive_desc fwd(
-        {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, weights, bias,
-         dst, stride, padding, padding},
-        engine);
+    const dnnl::primitive_attr attr;
+    const auto fwd =
+        api::convolution_forward(engine, src, weights, &bias, dst, stride, padding, attr);
 
     dnnl::primitive prim;
     std::unordered_map<int, dnnl::memory> args;
@@ -96,20 +98,17 @@ int conv_rate(int threads, long n, long c, long k, long hw, long kernel, const s
                 {DNNL_ARG_DST, filled(fwd.dst_desc(), engine, 0.0f)}};
         impl = fwd.impl_info_str();
     } else if (pass == "bwd_data") {
-        const dnnl::convolution_backward_data::primitive_desc pd(
-            {dnnl::algorithm::convolution_direct, fwd.src_desc(), weights, fwd.dst_desc(), stride,
-             padding, padding},
-            engine, fwd);
+        const auto pd = api::convolution_backward_data(engine, fwd.src_desc(), weights,
+                                                       fwd.dst_desc(), stride, padding, attr, fwd);
         prim = dnnl::convolution_backward_data(pd);
         args = {{DNNL_ARG_DIFF_SRC, filled(pd.diff_src_desc(), engine, 0.0f)},
                 {DNNL_ARG_WEIGHTS, filled(pd.weights_desc(), engine, 0.01f)},
                 {DNNL_ARG_DIFF_DST, filled(pd.diff_dst_desc(), engine, 0.5f)}};
         impl = pd.impl_info_str();
     } else if (pass == "bwd_weights") {
-        const dnnl::convolution_backward_weights::primitive_desc pd(
-            {dnnl::algorithm::convolution_direct, fwd.src_desc(), weights, bias, fwd.dst_desc(),
-             stride, padding, padding},
-            engine, fwd);
+        const auto pd = api::convolution_backward_weights(engine, fwd.src_desc(), weights, &bias,
+                                                          fwd.dst_desc(), stride, padding, attr,
+                                                          fwd);
         prim = dnnl::convolution_backward_weights(pd);
         args = {{DNNL_ARG_SRC, filled(pd.src_desc(), engine, 0.5f)},
                 {DNNL_ARG_DIFF_WEIGHTS, filled(pd.diff_weights_desc(), engine, 0.0f)},

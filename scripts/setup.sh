@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that building and testing the harness need. Idempotent: when
-# every package is already installed it changes nothing and needs no privileges.
-#   scripts/setup.sh            install what is missing (as root, or through sudo)
-#   scripts/setup.sh --list     print the package list, one a line (scripts/package-audit.sh reads it)
+# Installs what building and testing the harness need: Debian 12 packages, and today's LibTorch
+# and oneDNN from PyPI, pinned, in a virtual environment in the user's cache (never system-wide).
+# Idempotent: what is already installed is left as it is, and needs no privileges.
+#   scripts/setup.sh                 install what is missing (Debian's packages as root or through sudo)
+#   scripts/setup.sh --list          print the Debian package list, one a line (package-audit.sh reads it)
+#   scripts/setup.sh --pypi-prefix   print the virtual environment's folder (CMake reads it)
+# HB_NO_PYPI=1 leaves PyPI out: the plugins are then built against Debian's LibTorch and oneDNN only.
 set -euo pipefail
 
 packages=(
@@ -16,12 +19,47 @@ packages=(
   gnuplot-nox
   # CI's audit of this list (scripts/package-audit.sh) traces the build with it.
   strace
+  # The virtual environment for the PyPI wheels below.
+  python3-venv
 )
 
-if [ "${1:-}" = "--list" ]; then
-  printf '%s\n' "${packages[@]}"
-  exit 0
-fi
+# The wheels' own libraries and CMake packages: LibTorch (with CUDA, which also brings the CUDA
+# runtime libraries it links), and oneDNN 3.x built with GNU OpenMP, as CPU frameworks use it
+# (PyPI's newer "onednn" runs its CPU primitives through SYCL only, which needs a SYCL CPU device).
+# Changing a pin makes a new environment.
+pypi=(torch==2.15.0 onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
+pins=$(printf '%s\n' "${pypi[@]}" | sha256sum | cut -c1-12)
+pypi_prefix=${HB_PYPI_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/harness/pypi-$pins}
+
+case ${1:-} in
+  --list) printf '%s\n' "${packages[@]}"; exit 0 ;;
+  --pypi-prefix) echo "$pypi_prefix"; exit 0 ;;
+  "") ;;
+  *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
+
+install_pypi() {
+  if [ "${HB_NO_PYPI:-0}" = 1 ]; then
+    echo "setup: HB_NO_PYPI=1: no PyPI wheels; the plugins use Debian's LibTorch and oneDNN"
+    return
+  fi
+  if [ -f "$pypi_prefix/.complete" ]; then
+    echo "setup: PyPI wheels already installed in $pypi_prefix"
+    return
+  fi
+  echo "setup: installing ${pypi[*]} from PyPI into $pypi_prefix (about 3 GB to download)"
+  rm -rf "$pypi_prefix"
+  /usr/bin/python3 -m venv "$pypi_prefix"
+  if ! "$pypi_prefix/bin/pip" install -q --no-cache-dir --disable-pip-version-check \
+      "${pypi[@]}"; then
+    rm -rf "$pypi_prefix"
+    echo "setup: installing from PyPI failed; without PyPI, run with HB_NO_PYPI=1 to build" \
+      "against Debian's LibTorch and oneDNN only" >&2
+    exit 1
+  fi
+  printf '%s\n' "${pypi[@]}" >"$pypi_prefix/.complete"
+  echo "setup: PyPI wheels installed ($(du -sh "$pypi_prefix" | cut -f1))"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,7 +68,8 @@ for p in "${packages[@]}"; do
   fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#packages[@]} packages already installed"
+  echo "setup: all ${#packages[@]} Debian packages already installed"
+  install_pypi
   exit 0
 fi
 
@@ -52,4 +91,5 @@ echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+echo "setup: Debian packages installed"
+install_pypi

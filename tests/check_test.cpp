@@ -268,7 +268,9 @@ TEST_P(CpuBackendConformance, PassesTheCheckConfig) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, CpuBackendConformance,
                          ::testing::Values(CpuBackend{"onednn", "onednn"},
-                                           CpuBackend{"libtorch-cpu", "libtorch"}),
+                                           CpuBackend{"libtorch-cpu", "libtorch"},
+                                           CpuBackend{"onednn-debian", "onednn_debian"},
+                                           CpuBackend{"libtorch-cpu-debian", "libtorch_debian"}),
                          [](const ::testing::TestParamInfo<CpuBackend>& param) {
                              std::string name = param.param.name;
                              for (char& c : name)

@@ -99,7 +99,7 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.warmup, 3);
     EXPECT_EQ(c.iterations, 20);
     EXPECT_EQ(c.timeout_s, 1800);
-    ASSERT_EQ(c.backends.size(), 8u);
+    ASSERT_EQ(c.backends.size(), 10u);
     expect_backend(c.backends[0], "onednn", "onednn", "cpu");
     expect_backend(c.backends[1], "libtorch-cpu", "libtorch", "cpu");
     expect_backend(c.backends[2], "libtorch-cuda", "libtorch", "cuda:0");
@@ -109,6 +109,8 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.backends[6].options.at("cuda_graphs"), "true");
     expect_backend(c.backends[7], "cudnn-bf16-graphs", "cudnn", "cuda:0");
     EXPECT_EQ(c.backends[7].options.at("math"), "bf16");
+    expect_backend(c.backends[8], "onednn-debian", "onednn_debian", "cpu");
+    expect_backend(c.backends[9], "libtorch-cpu-debian", "libtorch_debian", "cpu");
     EXPECT_EQ(c.backends[0].options.at("threads"), "2");
     EXPECT_EQ(c.backends[1].options.at("threads"), "2");
     EXPECT_TRUE(c.backends[2].options.empty());
@@ -124,11 +126,13 @@ TEST(ShippedConfigs, Check) {
     const hc::RunConfig c = hc::load_config(shipped("check.yaml"));
     EXPECT_EQ(c.model.stacks, 2);
     EXPECT_EQ(c.model.features, 32);
-    ASSERT_EQ(c.backends.size(), 8u);
+    ASSERT_EQ(c.backends.size(), 10u);
     expect_backend(c.backends[0], "reference", "reference", "cpu");
-    expect_backend(c.backends[6], "cudnn-tf32", "cudnn", "cuda:0");
-    expect_backend(c.backends[7], "cudnn-bf16", "cudnn", "cuda:0");
-    EXPECT_EQ(c.backends[7].options.at("math"), "bf16");
+    expect_backend(c.backends[4], "onednn-debian", "onednn_debian", "cpu");
+    expect_backend(c.backends[5], "libtorch-cpu-debian", "libtorch_debian", "cpu");
+    expect_backend(c.backends[8], "cudnn-tf32", "cudnn", "cuda:0");
+    expect_backend(c.backends[9], "cudnn-bf16", "cudnn", "cuda:0");
+    EXPECT_EQ(c.backends[9].options.at("math"), "bf16");
 }
 
 TEST(ShippedConfigs, Hourglass2) {
@@ -136,12 +140,14 @@ TEST(ShippedConfigs, Hourglass2) {
     EXPECT_EQ(c.name, "hourglass2");
     expect_seed_model(c.model, 2);
     expect_rmsprop_torch(c.optimizer);
-    ASSERT_EQ(c.backends.size(), 5u);
+    ASSERT_EQ(c.backends.size(), 7u);
     expect_backend(c.backends[0], "reference", "reference", "cpu");
     expect_backend(c.backends[1], "onednn", "onednn", "cpu");
     expect_backend(c.backends[2], "libtorch-cpu", "libtorch", "cpu");
-    expect_backend(c.backends[3], "libtorch-cuda", "libtorch", "cuda:0");
-    expect_backend(c.backends[4], "cudnn", "cudnn", "cuda:0");
+    expect_backend(c.backends[3], "onednn-debian", "onednn_debian", "cpu");
+    expect_backend(c.backends[4], "libtorch-cpu-debian", "libtorch_debian", "cpu");
+    expect_backend(c.backends[5], "libtorch-cuda", "libtorch", "cuda:0");
+    expect_backend(c.backends[6], "cudnn", "cudnn", "cuda:0");
     EXPECT_EQ(c.backends[0].options.at("threads"), "2");
     EXPECT_EQ(c.backends[0].warmup, 1);
     EXPECT_EQ(c.backends[0].iterations, 3);

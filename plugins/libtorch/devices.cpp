@@ -71,7 +71,7 @@ std::string cuda_unavailable_reason() {
 
 std::string cuda_device_description(int index) {
 #if HB_LIBTORCH_CUDA
-    const auto* p = at::cuda::getDeviceProperties(index);
+    const auto* p = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
     return std::string(p->name) + ", " + std::to_string(p->totalGlobalMem / (uint64_t{1} << 20)) +
            " MiB, sm_" + std::to_string(p->major) + std::to_string(p->minor);
 #else

@@ -15,7 +15,7 @@ public:
     hb::PluginInfo describe() override {
         using namespace libtorch_backend;
         hb::PluginInfo info;
-        info.name = "libtorch";
+        info.name = HB_PLUGIN_NAME;
         info.version = "1.0.0";
         info.description =
             "LibTorch (ATen operations, autograd, RMSProp as tensor operations) on the CPU and "

@@ -72,8 +72,10 @@ void Network::build_backward(int l) {
                 refs.push_back({DNNL_ARG_DIFF_SCALE, tensor_gradient_ref(layer.weight, l)});
             }
             if (layer.bias >= 0) {
-                // oneDNN 2.6 counts the shift among the backward pass's inputs.
+                // oneDNN 2.x counts the shift among the backward pass's inputs; 3.x refuses it.
+#if DNNL_VERSION_MAJOR < 3
                 refs.push_back({DNNL_ARG_SHIFT, tensor_ref(layer.bias)});
+#endif
                 refs.push_back({DNNL_ARG_DIFF_SHIFT, tensor_gradient_ref(layer.bias, l)});
             }
             if (workspace_block_[l] >= 0)

@@ -18,10 +18,12 @@ std::string isa_name(dnnl::cpu_isa isa) {
             return "avx2";
         case dnnl::cpu_isa::avx2_vnni:
             return "avx2_vnni";
+#if DNNL_VERSION_MAJOR < 3
         case dnnl::cpu_isa::avx512_mic:
             return "avx512_mic";
         case dnnl::cpu_isa::avx512_mic_4ops:
             return "avx512_mic_4ops";
+#endif
         case dnnl::cpu_isa::avx512_core:
             return "avx512_core";
         case dnnl::cpu_isa::avx512_core_vnni:

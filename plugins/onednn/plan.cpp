@@ -1,5 +1,6 @@
 #include "plan.hpp"
 
+#include "api.hpp"
 #include "hb/plugin.hpp"
 #include "layout.hpp"
 
@@ -9,8 +10,6 @@
 namespace onednn_backend {
 namespace {
 
-using dnnl::algorithm;
-using dnnl::prop_kind;
 using md = dnnl::memory::desc;
 using tag = dnnl::memory::format_tag;
 constexpr auto f32 = dnnl::memory::data_type::f32;
@@ -106,17 +105,11 @@ private:
             sum.append_sum(1.0f);
             attr.set_post_ops(sum);
         }
+        const md bias({y.c}, f32, tag::a);
         return create(layer.name, "convolution_forward", [&] {
-            if (layer.bias >= 0) {
-                const dnnl::convolution_forward::desc d(
-                    prop_kind::forward_training, algorithm::convolution_direct, source, weights,
-                    md({y.c}, f32, tag::a), dst, stride, padding, padding);
-                return dnnl::convolution_forward::primitive_desc(d, attr, engine_);
-            }
-            const dnnl::convolution_forward::desc d(prop_kind::forward_training,
-                                                    algorithm::convolution_direct, source, weights,
-                                                    dst, stride, padding, padding);
-            return dnnl::convolution_forward::primitive_desc(d, attr, engine_);
+            return api::convolution_forward(engine_, source, weights,
+                                             layer.bias >= 0 ? &bias : nullptr, dst, stride,
+                                             padding, attr);
         });
     }
 
@@ -168,9 +161,7 @@ private:
             std::vector<md> sources;
             for (int v : others) sources.push_back(plan_.values[v]);
             first.initial_sum = create(add.name, "sum", [&] {
-                return dnnl::sum::primitive_desc(plan_.values[y],
-                                                 std::vector<float>(sources.size(), 1.0f), sources,
-                                                 engine_, plan_.attr);
+                return api::sum(engine_, plan_.values[y], sources, plan_.attr);
             });
         }
         plan_.layers[a].computed_by_convolutions = true;
@@ -203,27 +194,17 @@ private:
         const md weights_any({y.c, graph_.values[x].c, layer.kernel, layer.kernel}, f32, tag::any);
         if (topology_.has_gradient[x]) {
             p.conv_data = create(layer.name, "convolution_backward_data", [&] {
-                const dnnl::convolution_backward_data::desc d(
-                    algorithm::convolution_direct, p.source, weights_any, chosen.dst_desc(), stride,
-                    padding, padding);
-                return dnnl::convolution_backward_data::primitive_desc(d, plan_.attr, engine_,
-                                                                       chosen);
+                return api::convolution_backward_data(engine_, p.source, weights_any,
+                                                      chosen.dst_desc(), stride, padding,
+                                                      plan_.attr, chosen);
             });
         }
         if (topology_.runs_backward[l]) {
+            const md bias({y.c}, f32, tag::a);
             p.conv_weights = create(layer.name, "convolution_backward_weights", [&] {
-                if (layer.bias >= 0) {
-                    const dnnl::convolution_backward_weights::desc d(
-                        algorithm::convolution_direct, p.source, weights_any,
-                        md({y.c}, f32, tag::a), chosen.dst_desc(), stride, padding, padding);
-                    return dnnl::convolution_backward_weights::primitive_desc(d, plan_.attr,
-                                                                              engine_, chosen);
-                }
-                const dnnl::convolution_backward_weights::desc d(
-                    algorithm::convolution_direct, p.source, weights_any, chosen.dst_desc(), stride,
-                    padding, padding);
-                return dnnl::convolution_backward_weights::primitive_desc(d, plan_.attr, engine_,
-                                                                          chosen);
+                return api::convolution_backward_weights(
+                    engine_, p.source, weights_any, layer.bias >= 0 ? &bias : nullptr,
+                    chosen.dst_desc(), stride, padding, plan_.attr, chosen);
             });
         }
 
@@ -246,9 +227,7 @@ private:
         if (topology_.fused_relu[l] >= 0) flags |= dnnl::normalization_flags::fuse_norm_relu;
         auto forward = [&](dnnl::normalization_flags f) {
             return create(layer.name, "batch_normalization_forward", [&] {
-                const dnnl::batch_normalization_forward::desc d(prop_kind::forward_training, data,
-                                                                layer.eps, f);
-                return dnnl::batch_normalization_forward::primitive_desc(d, plan_.attr, engine_);
+                return api::batch_normalization_forward(engine_, data, layer.eps, f, plan_.attr);
             });
         };
         p.batchnorm_training = forward(flags);
@@ -264,10 +243,8 @@ private:
         plan_.values[topology_.output[l]] = p.batchnorm.dst_desc();
         if (!topology_.runs_backward[l]) return;
         p.batchnorm_backward = create(layer.name, "batch_normalization_backward", [&] {
-            const dnnl::batch_normalization_backward::desc d(prop_kind::backward, data, data,
-                                                             layer.eps, flags);
-            return dnnl::batch_normalization_backward::primitive_desc(d, plan_.attr, engine_,
-                                                                      p.batchnorm_training);
+            return api::batch_normalization_backward(engine_, data, layer.eps, flags, plan_.attr,
+                                                     p.batchnorm_training);
         });
     }
 
@@ -275,16 +252,12 @@ private:
         const Layer& layer = graph_.layers[l];
         LayerPlan& p = plan_.layers[l];
         const md& data = plan_.values[layer.inputs[0]];
-        p.relu = create(layer.name, "eltwise_forward (relu)", [&] {
-            const dnnl::eltwise_forward::desc d(prop_kind::forward_training,
-                                                algorithm::eltwise_relu, data, 0.0f, 0.0f);
-            return dnnl::eltwise_forward::primitive_desc(d, plan_.attr, engine_);
-        });
+        p.relu = create(layer.name, "eltwise_forward (relu)",
+                        [&] { return api::relu_forward(engine_, data, plan_.attr); });
         plan_.values[layer.output] = p.relu.dst_desc();
         if (!topology_.runs_backward[l] || !topology_.has_gradient[layer.inputs[0]]) return;
         p.relu_backward = create(layer.name, "eltwise_backward (relu)", [&] {
-            const dnnl::eltwise_backward::desc d(algorithm::eltwise_relu, data, data, 0.0f, 0.0f);
-            return dnnl::eltwise_backward::primitive_desc(d, plan_.attr, engine_, p.relu);
+            return api::relu_backward(engine_, data, plan_.attr, p.relu);
         });
     }
 
@@ -292,19 +265,14 @@ private:
         const Layer& layer = graph_.layers[l];
         LayerPlan& p = plan_.layers[l];
         const md& data = plan_.values[layer.inputs[0]];
-        const dnnl::memory::dims two{2, 2}, zero{0, 0};
         const md out = any_desc(graph_.values[layer.output]);
         p.pool = create(layer.name, "pooling_forward (max)", [&] {
-            const dnnl::pooling_forward::desc d(prop_kind::forward_training, algorithm::pooling_max,
-                                                data, out, two, two, zero, zero);
-            return dnnl::pooling_forward::primitive_desc(d, plan_.attr, engine_);
+            return api::max_pooling_forward(engine_, data, out, plan_.attr);
         });
         plan_.values[layer.output] = p.pool.dst_desc();
         if (!topology_.runs_backward[l] || !topology_.has_gradient[layer.inputs[0]]) return;
         p.pool_backward = create(layer.name, "pooling_backward (max)", [&] {
-            const dnnl::pooling_backward::desc d(algorithm::pooling_max, data, p.pool.dst_desc(),
-                                                 two, two, zero, zero);
-            return dnnl::pooling_backward::primitive_desc(d, plan_.attr, engine_, p.pool);
+            return api::max_pooling_backward(engine_, data, p.pool.dst_desc(), plan_.attr, p.pool);
         });
     }
 
@@ -314,16 +282,13 @@ private:
         const md& data = plan_.values[layer.inputs[0]];
         const md out = any_desc(graph_.values[layer.output]);
         p.upsample = create(layer.name, "resampling_forward (nearest)", [&] {
-            const dnnl::resampling_forward::desc d(prop_kind::forward_training,
-                                                   algorithm::resampling_nearest, data, out);
-            return dnnl::resampling_forward::primitive_desc(d, plan_.attr, engine_);
+            return api::nearest_forward(engine_, data, out, plan_.attr);
         });
         plan_.values[layer.output] = p.upsample.dst_desc();
         if (!topology_.runs_backward[l] || !topology_.has_gradient[layer.inputs[0]]) return;
         p.upsample_backward = create(layer.name, "resampling_backward (nearest)", [&] {
-            const dnnl::resampling_backward::desc d(algorithm::resampling_nearest, data,
-                                                    p.upsample.dst_desc());
-            return dnnl::resampling_backward::primitive_desc(d, plan_.attr, engine_, p.upsample);
+            return api::nearest_backward(engine_, data, p.upsample.dst_desc(), plan_.attr,
+                                         p.upsample);
         });
     }
 
@@ -332,10 +297,8 @@ private:
         LayerPlan& p = plan_.layers[l];
         std::vector<md> sources;
         for (int v : layer.inputs) sources.push_back(plan_.values[v]);
-        const std::vector<float> scales(sources.size(), 1.0f);
-        p.sum = create(layer.name, "sum", [&] {
-            return dnnl::sum::primitive_desc(sources[0], scales, sources, engine_, plan_.attr);
-        });
+        p.sum = create(layer.name, "sum",
+                       [&] { return api::sum(engine_, sources[0], sources, plan_.attr); });
         plan_.values[layer.output] = p.sum.dst_desc();
     }
 

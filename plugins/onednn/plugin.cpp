@@ -27,7 +27,7 @@ class OnednnPlugin : public hb::Plugin {
 public:
     hb::PluginInfo describe() override {
         hb::PluginInfo info;
-        info.name = "onednn";
+        info.name = HB_PLUGIN_NAME;
         info.version = "1.0.0";
         info.description =
             "oneDNN primitives on the CPU in float32: blocked layouts, fused batch norm + ReLU, "
