@@ -83,7 +83,8 @@ for m in proc sys dev dev/pts; do
 done
 # The repository as a new user gets it: a clone of the commit, nothing untracked.
 git clone -q --no-local "$repo" "$dir/root/harness"
-echo "fresh-machine-test: cloned $(git -C "$repo" rev-parse --short HEAD) into /root/harness"
+commit=$(git -C "$dir/root/harness" rev-parse --short HEAD)
+echo "fresh-machine-test: cloned $commit into /root/harness"
 
 status=0
 for i in 0 1; do
@@ -102,7 +103,7 @@ for i in 0 1; do
   [ $status -eq 0 ] || break
 done
 
-echo "fresh-machine-test: $(git -C "$repo" rev-parse --short HEAD) on a fresh Debian 12 (minbase)," \
+echo "fresh-machine-test: $commit on a fresh Debian 12 (minbase)," \
   "$(nproc) cores; logs in $logs"
 printf '  %s\n' "${results[@]}"
 exit $status
