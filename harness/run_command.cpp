@@ -63,7 +63,7 @@ std::function<void(results::BackendRun&)> verdict_annotator(const config::RunCon
 void dump_inputs(const config::RunConfig& config, const std::string& dir) {
     const model::Graph graph = model::build_hourglass(config.model);
     data::dump(dir, graph, config.seed, data::initial_state(graph, config.seed),
-               data::make_batches(graph, config.seed, config.batches));
+               data::make_batches(graph, config.seed, config.batches), config.optimizer);
     std::fprintf(stderr, "wrote the initial tensors and batches to %s (index.json)\n", dir.c_str());
 }
 

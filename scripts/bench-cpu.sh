@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # The CPU benchmark, in one run on one machine (nothing else should be running):
-#   - `harness check configs/check.yaml` for onednn and libtorch-cpu (a timing counts only if
-#     the backend computes the same step as the reference);
+#   - `harness check configs/check.yaml` for every CPU backend in every library version built
+#     (a timing counts only if the backend computes the same step as the reference);
 #   - then ROUNDS rounds (default 5), each of: the attainable float32 rate (one large oneDNN
-#     convolution, 6x256x64x64 3x3, best of 10, same thread count), `onednn` and `libtorch-cpu`
-#     side by side on configs/hourglass2.yaml, and `onednn` on configs/hourglass8.yaml.
+#     convolution, 6x256x64x64 3x3, best of 10, same thread count); on configs/hourglass2.yaml the
+#     `onednn` and `libtorch-cpu` backends on today's libraries and on Debian's (`onednn-debian`,
+#     `libtorch-cpu-debian`), then PyTorch itself as a peer, eager and under torch.compile
+#     (scripts/pytorch-peer.py on the run's --dump, its first loss checked against libtorch-cpu's);
+#     and `onednn` and `onednn-debian` on configs/hourglass8.yaml.
 # A shared machine drifts by several percent over minutes, so every figure is paired with the
-# measurements taken next to it (the attainable rate of the same round, the other backend of the
+# measurements taken next to it (the attainable rate of the same round, the other backends of the
 # same run) and the summary gives the median over the rounds of those ratios.
 #
-#   scripts/bench-cpu.sh [OUT_DIR]    (default results/cpu; needs a Release build in ./build)
+#   scripts/bench-cpu.sh [OUT_DIR]    (default results/cpu; needs a Release build in ./build and
+#                                      scripts/setup.sh's PyPI wheels for the PyTorch peers)
 #   ROUNDS=9 scripts/bench-cpu.sh     (more rounds, a steadier median)
 #
 # Writes OUT_DIR/check.txt, OUT_DIR/attainable.csv, OUT_DIR/hourglass{2,8}-round<N>.csv (with
-# their JSON sidecars: every sample, the manifests) and OUT_DIR/summary.md. Exits 1 when the
-# check did not pass.
+# their JSON sidecars: every sample, the manifests), OUT_DIR/pytorch-{eager,compile}-round<N>.json
+# and OUT_DIR/summary.md. Exits 1 when the check did not pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -25,6 +29,8 @@ harness="$build/harness"
 for tool in "$harness" "$build/onednn_peak"; do
   [[ -x $tool ]] || { echo "bench-cpu: $tool not built (cmake --build $build)" >&2; exit 2; }
 done
+python=$(bash scripts/setup.sh --pypi-prefix)/bin/python
+[[ -x $python ]] || { echo "bench-cpu: no $python: run scripts/setup.sh" >&2; exit 2; }
 if [[ $("$harness" --version) == *-dirty* ]]; then
   echo "bench-cpu: warning: $harness was built from uncommitted changes; rebuild after committing" \
     "so that the results name the commit they measured" >&2
@@ -45,46 +51,69 @@ report_cell() {
     name == backend { cell = $(column + 1); gsub(/[ x%]/, "", cell); print cell; exit }' <<<"$1"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# The median of column COLUMN (1-based, counted as in the summary's table) over the rows.
+column_median() { printf '%s\n' "${rows[@]}" | awk -F'|' -v c="$1" '{ v = $(c + 1); gsub(/[ x%]/, "", v); print v }' | median; }
 
-echo "== conformance: onednn and libtorch-cpu against the reference"
+cpu_backends=onednn,libtorch-cpu,onednn-debian,libtorch-cpu-debian
+echo "== conformance: $cpu_backends against the reference"
 check_status=0
-"$harness" check configs/check.yaml --backends onednn,libtorch-cpu >"$out/check.txt" || check_status=$?
+"$harness" check configs/check.yaml --backends "$cpu_backends" >"$out/check.txt" || check_status=$?
 cat "$out/check.txt"
 
+# This script's own outputs of an earlier run would mix with this run's in the charts.
+rm -f "$out"/hourglass*-round*.csv "$out"/hourglass*-round*.json "$out"/pytorch-*-round*.json
+dump=$(mktemp -d)
+trap 'rm -rf "$dump"' EXIT
+dump_once=(--dump "$dump/hourglass2")  # the first round's run writes the peers' problem
 attainable_rows=() rows=()
 for round in $(seq 1 "$rounds"); do
   echo "== round $round of $rounds: attainable rate"
   peak=$(attainable)
   [[ -n $peak ]] || { echo "bench-cpu: could not read the attainable rate" >&2; exit 1; }
   attainable_rows+=("conv 6x256x64x64 3x3 fwd,$round,$threads,$peak,\"$cpu\",$build/onednn_peak conv $threads")
-  echo "== round $round: hourglass2, onednn and libtorch-cpu"
-  "$harness" run configs/hourglass2.yaml --backends onednn,libtorch-cpu --warmup 2 \
-    --iterations 10 --output "$out/hourglass2-round$round.csv"
-  echo "== round $round: hourglass8, onednn"
-  "$harness" run configs/hourglass8.yaml --backends onednn --warmup 2 --iterations 6 \
-    --output "$out/hourglass8-round$round.csv"
+  echo "== round $round: hourglass2, $cpu_backends"
+  "$harness" run configs/hourglass2.yaml --backends "$cpu_backends" --warmup 2 --iterations 10 \
+    --output "$out/hourglass2-round$round.csv" "${dump_once[@]}"
+  dump_once=()
   small=$("$harness" report "$out/hourglass2-round$round.csv" --baseline onednn --attainable "$peak")
+  peers=()
+  for mode in eager compile; do
+    echo "== round $round: hourglass2, PyTorch $mode"
+    "$python" scripts/pytorch-peer.py "$dump/hourglass2" --mode "$mode" --threads "$threads" \
+      --warmup 2 --iterations 10 --expect-loss "$(report_cell "$small" libtorch-cpu 12)" \
+      --json "$out/pytorch-$mode-round$round.json"
+    peers+=("$(sed -n 's/^ "median_ms": \([0-9.]*\),$/\1/p' "$out/pytorch-$mode-round$round.json")")
+  done
+  echo "== round $round: hourglass8, onednn and onednn-debian"
+  "$harness" run configs/hourglass8.yaml --backends onednn,onednn-debian --warmup 2 --iterations 6 \
+    --output "$out/hourglass8-round$round.csv"
   large=$("$harness" report "$out/hourglass8-round$round.csv" --attainable "$peak")
-  # Columns of the report: 7 median ms, 10 GFLOP/s, 14 of attainable, 15 vs the baseline.
-  rows+=("| $round | $peak | $(report_cell "$large" onednn 7) | $(report_cell "$large" onednn 10) | $(report_cell "$large" onednn 14)% | $(report_cell "$small" onednn 7) | $(report_cell "$small" libtorch-cpu 7) | $(report_cell "$small" libtorch-cpu 15)x |")
+  # Columns of the report: 7 median ms, 10 GFLOP/s, 14 of attainable.
+  l8=$(report_cell "$large" onednn 7) d8=$(report_cell "$large" onednn-debian 7)
+  o2=$(report_cell "$small" onednn 7) d2=$(report_cell "$small" onednn-debian 7)
+  t2=$(report_cell "$small" libtorch-cpu 7) u2=$(report_cell "$small" libtorch-cpu-debian 7)
+  rows+=("| $round | $peak | $l8 | $(report_cell "$large" onednn 14)% | $d8 | $(ratio "$d8" "$l8")x | $o2 | $d2 | $(ratio "$d2" "$o2")x | $t2 | $u2 | $(ratio "$u2" "$t2")x | $(ratio "$t2" "$o2")x | ${peers[0]} | ${peers[1]} | $(ratio "$t2" "${peers[0]}")x | $(ratio "${peers[1]}" "${peers[0]}")x |")
 done
 {
   echo "what,round,threads,gflops,cpu,command"
   printf '%s\n' "${attainable_rows[@]}"
 } >"$out/attainable.csv.tmp" && mv "$out/attainable.csv.tmp" "$out/attainable.csv"
 
-fractions=$(printf '%s\n' "${rows[@]}" | awk -F'|' '{ gsub(/[ %]/, "", $6); print $6 }' | median)
-ratios=$(printf '%s\n' "${rows[@]}" | awk -F'|' '{ gsub(/[ x]/, "", $9); print $9 }' | median)
+torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null)
 {
   echo "# CPU benchmark: $cpu, $threads threads"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), harness $("$harness" --version)."
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), harness $("$harness" --version); medians over $rounds rounds."
   echo
-  echo "- \`onednn\` on hourglass8: **${fractions}%** of the attainable float32 rate (median over $rounds rounds)"
-  echo "- hourglass2, \`libtorch-cpu\` / \`onednn\`: **${ratios}x** (median over $rounds rounds)"
+  echo "- \`onednn\` (oneDNN 3.x) on hourglass8: **$(column_median 4)%** of the attainable float32 rate"
+  echo "- oneDNN 2.6 against 3.x, same plugin source: hourglass8 **$(column_median 6)x**, hourglass2 **$(column_median 9)x** the time"
+  echo "- LibTorch 1.13 against 2.x, same plugin source (hourglass2): **$(column_median 12)x** the time"
+  echo "- hourglass2, \`libtorch-cpu\` / \`onednn\`: **$(column_median 13)x**"
+  echo "- PyTorch $torch_version itself (hourglass2): \`libtorch-cpu\` / eager PyTorch **$(column_median 16)x**; torch.compile / eager **$(column_median 17)x**"
   echo
-  echo "| round | attainable GFLOP/s | hourglass8 onednn ms | GFLOP/s | of attainable | hourglass2 onednn ms | libtorch-cpu ms | libtorch / onednn |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| round | attainable GFLOP/s | hg8 onednn ms | of attainable | hg8 onednn-debian ms | debian / onednn | hg2 onednn ms | onednn-debian ms | debian / onednn | libtorch-cpu ms | libtorch-cpu-debian ms | debian / libtorch | libtorch / onednn | PyTorch eager ms | torch.compile ms | libtorch / eager | compile / eager |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Attainable rate: \`$build/onednn_peak conv $threads\`. Per-round CSVs and JSON sidecars beside"

@@ -76,7 +76,19 @@ deb $mirror bookworm main
 deb $mirror bookworm-updates main
 deb ${mirror%/debian}/debian-security bookworm-security main
 EOF
+# The host's network settings, as a machine on the same network has them: its resolver, its
+# local certificate authorities (a proxy's, say; ca-certificates adds them to the trust store when
+# setup.sh installs it), and the proxy and certificate variables that pip and others read.
 cp /etc/resolv.conf "$dir/etc/resolv.conf"
+if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
+  mkdir -p "$dir/usr/local/share/ca-certificates"
+  cp -r /usr/local/share/ca-certificates/. "$dir/usr/local/share/ca-certificates/"
+fi
+network_env=()
+for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_INDEX_URL \
+    PIP_CERT SSL_CERT_FILE REQUESTS_CA_BUNDLE; do
+  [ -n "${!v:-}" ] && network_env+=("$v=${!v}")
+done
 for m in proc sys dev dev/pts; do
   mount --bind "/$m" "$dir/$m"
   mounted+=("$dir/$m")
@@ -90,7 +102,7 @@ status=0
 for i in 0 1; do
   echo "fresh-machine-test: [$((i + 1))/2] ${commands[i]}"
   start=$SECONDS
-  if chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  if chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${network_env[@]}" \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       bash -c "cd /root/harness && ${commands[i]}" 2>&1 | stamped >"$logs/command$((i + 1)).log"; then
     verdict=ok

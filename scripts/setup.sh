@@ -19,8 +19,10 @@ packages=(
   gnuplot-nox
   # CI's audit of this list (scripts/package-audit.sh) traces the build with it.
   strace
-  # The virtual environment for the PyPI wheels below.
-  python3-venv
+  # The virtual environment for the PyPI wheels below, and the trust store pip reaches PyPI with.
+  python3-venv ca-certificates
+  # torch.compile (scripts/bench-cpu.sh's PyTorch peer) compiles C++ against Python's headers.
+  python3-dev
 )
 
 # The wheels' own libraries and CMake packages: LibTorch (with CUDA, which also brings the CUDA

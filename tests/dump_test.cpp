@@ -116,12 +116,17 @@ TEST(Dump, WritesIndexAndFiles) {
     const auto state = initial_state(g, 11);
     const auto batches = make_batches(g, 11, 2);
     const fs::path dir = tmp.path() / "nested" / "dump";
-    dump(dir.string(), g, 11, state, batches);
+    hb_optimizer optimizer{};
+    optimizer.variant = HB_RMSPROP_TORCH;
+    optimizer.learning_rate = 2.5e-4f;
+    dump(dir.string(), g, 11, state, batches, optimizer);
 
     std::ifstream in(dir / "index.json");
     const auto index = nlohmann::json::parse(in);
     EXPECT_EQ(index["format"], 1);
     EXPECT_EQ(index["seed"], 11u);
+    EXPECT_EQ(index["optimizer"]["variant"], "torch");
+    EXPECT_FLOAT_EQ(index["optimizer"]["learning_rate"].get<float>(), 2.5e-4f);
     const auto& tensors = index["tensors"];
     ASSERT_EQ(tensors.size(), g.tensors.size() + 4);
     for (size_t i = 0; i < g.tensors.size(); ++i) {
@@ -172,6 +177,6 @@ TEST(Dump, RejectsMismatchedState) {
     const auto g = harness::model::build_hourglass(small_spec());
     auto state = initial_state(g, 1);
     state.pop_back();
-    EXPECT_THROW(dump(tmp.path().string(), g, 1, state, make_batches(g, 1, 1)),
+    EXPECT_THROW(dump(tmp.path().string(), g, 1, state, make_batches(g, 1, 1), hb_optimizer{}),
                  std::invalid_argument);
 }

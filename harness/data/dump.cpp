@@ -92,7 +92,8 @@ void write_checked(const fs::path& dir, const std::string& name, const std::vect
 }  // namespace
 
 void dump(const std::string& dir, const model::Graph& graph, uint64_t seed,
-          const std::vector<HostTensor>& state, const Batches& batches) {
+          const std::vector<HostTensor>& state, const Batches& batches,
+          const hb_optimizer& optimizer) {
     if (state.size() != graph.tensors.size())
         throw std::invalid_argument("dump: " + std::to_string(state.size()) +
                                     " state buffers for " + std::to_string(graph.tensors.size()) +
@@ -133,7 +134,16 @@ void dump(const std::string& dir, const model::Graph& graph, uint64_t seed,
         {"target_shape", target_shape},
         {"batches", batches.inputs.size()},
         {"tensors", tensors},
-        {"layers", layers}};
+        {"layers", layers},
+        {"optimizer",
+         {{"type", "rmsprop"},
+          {"variant", optimizer.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow"},
+          {"learning_rate", optimizer.learning_rate},
+          {"alpha", optimizer.alpha},
+          {"eps", optimizer.eps},
+          {"momentum", optimizer.momentum},
+          {"weight_decay", optimizer.weight_decay},
+          {"initial_square_average", optimizer.initial_square_average}}}};
     const fs::path index_path = root / "index.json";
     std::ofstream out(index_path, std::ios::trunc);
     if (!out) throw std::runtime_error(index_path.string() + ": cannot open for writing");

@@ -14,9 +14,12 @@
 //                 order; conv2d adds in_channels, out_channels, kernel, stride, padding, weight,
 //                 bias (tensor names or null); batchnorm adds momentum, eps and its four tensor
 //                 names; mse_loss adds loss_weight. A layer's output value has the layer's name.
+//   optimizer     {type: "rmsprop", variant: "torch" | "tensorflow", learning_rate, alpha, eps,
+//                 momentum, weight_decay, initial_square_average}
 #pragma once
 
 #include "data/initial_state.hpp"
+#include "hb/plugin.h"
 #include "model/graph.hpp"
 
 #include <cstdint>
@@ -31,6 +34,7 @@ void write_npy(const std::string& path, const std::vector<int64_t>& shape, const
 std::vector<float> read_npy(const std::string& path, std::vector<int64_t>* shape);
 
 void dump(const std::string& dir, const model::Graph& graph, uint64_t seed,
-          const std::vector<HostTensor>& state, const Batches& batches);
+          const std::vector<HostTensor>& state, const Batches& batches,
+          const hb_optimizer& optimizer);
 
 }  // namespace harness::data
