@@ -83,7 +83,8 @@ for round in $(seq 1 "$rounds"); do
     "$python" scripts/pytorch-peer.py "$dump/hourglass2" --mode "$mode" --threads "$threads" \
       --warmup 2 --iterations 10 --expect-loss "$(report_cell "$small" libtorch-cpu 12)" \
       --json "$out/pytorch-$mode-round$round.json"
-    peers+=("$(sed -n 's/^ "median_ms": \([0-9.]*\),$/\1/p' "$out/pytorch-$mode-round$round.json")")
+    peers+=("$(sed -n 's/^ "median_ms": \([0-9.]*\),$/\1/p' "$out/pytorch-$mode-round$round.json" |
+      awk '{ printf "%.2f", $1 }')")
   done
   echo "== round $round: hourglass8, onednn and onednn-debian"
   "$harness" run configs/hourglass8.yaml --backends onednn,onednn-debian --warmup 2 --iterations 6 \

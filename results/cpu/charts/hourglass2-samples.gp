@@ -8,11 +8,13 @@ set ylabel "ms"
 set key outside right top
 plot "hourglass2-samples.dat" index 0 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #1", \
      "" index 1 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #1", \
-     "" index 2 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #2", \
-     "" index 3 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #2", \
-     "" index 4 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #3", \
-     "" index 5 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #3", \
-     "" index 6 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #4", \
-     "" index 7 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #4", \
-     "" index 8 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #5", \
-     "" index 9 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #5"
+     "" index 2 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-debian (cpu, fp32) #1", \
+     "" index 3 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-debian (cpu, fp32) #1", \
+     "" index 4 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #2", \
+     "" index 5 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #2", \
+     "" index 6 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-debian (cpu, fp32) #2", \
+     "" index 7 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-debian (cpu, fp32) #2", \
+     "" index 8 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #3", \
+     "" index 9 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #3", \
+     "" index 10 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-debian (cpu, fp32) #3", \
+     "" index 11 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-debian (cpu, fp32) #3"

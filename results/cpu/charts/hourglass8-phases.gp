@@ -1,11 +1,11 @@
 # Drawn by `harness report --charts`; redraw with: gnuplot hourglass8-phases.gp
-set terminal svg size 900,300 dynamic noenhanced font "sans,12" background rgb "white"
+set terminal svg size 900,332 dynamic noenhanced font "sans,12" background rgb "white"
 set output "hourglass8-phases.svg"
 set title "hourglass8: where a step goes (shares of the phase medians; the label gives the step's median)"
 set grid
 set xlabel "% of the step"
 set xrange [0:100]
-set yrange [-0.6:4.6] reverse
+set yrange [-0.6:5.6] reverse
 set style fill solid 0.8 border -1
 set key outside right top
 plot "hourglass8-phases.dat" using ($3/2):1:(0):3:($1-0.35):($1+0.35):ytic(2) with boxxyerror lc rgb "#1f77b4" title "forward", \
