@@ -106,9 +106,8 @@ int conv_rate(int threads, long n, long c, long k, long hw, long kernel, const s
                 {DNNL_ARG_DIFF_DST, filled(pd.diff_dst_desc(), engine, 0.5f)}};
         impl = pd.impl_info_str();
     } else if (pass == "bwd_weights") {
-        const auto pd = api::convolution_backward_weights(engine, fwd.src_desc(), weights, &bias,
-                                                          fwd.dst_desc(), stride, padding, attr,
-                                                          fwd);
+        const auto pd = api::convolution_backward_weights(
+            engine, fwd.src_desc(), weights, &bias, fwd.dst_desc(), stride, padding, attr, fwd);
         prim = dnnl::convolution_backward_weights(pd);
         args = {{DNNL_ARG_SRC, filled(pd.src_desc(), engine, 0.5f)},
                 {DNNL_ARG_DIFF_WEIGHTS, filled(pd.diff_weights_desc(), engine, 0.0f)},
@@ -144,7 +143,9 @@ int main(int argc, char** argv) {
     const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
     if (mode == "fma") return fma_peak(threads);
     if (mode != "conv") {
-        std::fprintf(stderr, "usage: %s fma|conv [threads] [N C K HW kernel] [pass] [any|nchw|nhwc]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s fma|conv [threads] [N C K HW kernel] [pass] [any|nchw|nhwc]\n",
+                     argv[0]);
         return 2;
     }
     auto arg = [&](int i, long fallback) { return argc > i ? std::atol(argv[i]) : fallback; };

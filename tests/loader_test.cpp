@@ -116,7 +116,7 @@ TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
     auto rows = harness::results::read_csv(csv);
     std::map<std::string, std::map<std::string, std::string>> by_backend;
     for (auto& row : rows) by_backend[row["backend"]] = row;
-    ASSERT_EQ(rows.size(), 9u) << r.output;
+    ASSERT_EQ(rows.size(), 10u) << r.output;
 
     EXPECT_EQ(by_backend["good"]["status"], "ok");
     EXPECT_EQ(by_backend["also_good"]["status"], "ok");
@@ -137,6 +137,11 @@ TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
     EXPECT_NE(by_backend["wrong_abi"]["message"].find("99.3"), std::string::npos);
     EXPECT_EQ(by_backend["missing"]["status"], "skipped");
     EXPECT_NE(by_backend["missing"]["message"].find("hb_fake_not_built.so"), std::string::npos);
+    EXPECT_EQ(by_backend["skipped_at_configure"]["status"], "skipped");
+    EXPECT_NE(by_backend["skipped_at_configure"]["message"].find(
+                  "configure said: not built: deliberately, for the test"),
+              std::string::npos)
+        << by_backend["skipped_at_configure"]["message"];
 }
 
 TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {

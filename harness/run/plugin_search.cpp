@@ -3,6 +3,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -39,6 +40,15 @@ std::optional<fs::path> find_plugin(const std::string& plugin) {
         fs::path candidate = dir / plugin_file_name(plugin);
         std::error_code ec;
         if (fs::is_regular_file(candidate, ec)) return candidate;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> not_built_reason(const std::string& plugin) {
+    for (const auto& dir : plugin_search_path()) {
+        std::ifstream in(dir / (kPrefix + plugin + ".not-built"));
+        std::string reason;
+        if (in && std::getline(in, reason) && !reason.empty()) return reason;
     }
     return std::nullopt;
 }

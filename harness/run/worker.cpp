@@ -187,9 +187,11 @@ results::BackendRun run_job(const WorkerJob& job) {
         auto path = find_plugin(entry.plugin);
         if (!path) {
             run.status = results::Status::skipped;
+            const auto reason = not_built_reason(entry.plugin);
             run.message = "plugin '" + entry.plugin + "' not found (no " +
-                          plugin_file_name(entry.plugin) + " in " + describe_search_path() +
-                          "); it is not built on this machine";
+                          plugin_file_name(entry.plugin) + " in " + describe_search_path() + "); " +
+                          (reason ? "configure said: " + *reason
+                                  : std::string("it is not built on this machine"));
             return run;
         }
         const PluginLibrary library = PluginLibrary::load(*path);

@@ -68,12 +68,10 @@ inline dnnl::convolution_forward::primitive_desc convolution_forward(
     const auto prop = prop_kind::forward_training;
     const auto direct = algorithm::convolution_direct;
 #if DNNL_VERSION_MAJOR >= 3
-    if (bias)
-        return {e, prop, direct, src, weights, *bias, dst, stride, padding, padding, attr};
+    if (bias) return {e, prop, direct, src, weights, *bias, dst, stride, padding, padding, attr};
     return {e, prop, direct, src, weights, dst, stride, padding, padding, attr};
 #else
-    if (bias)
-        return {{prop, direct, src, weights, *bias, dst, stride, padding, padding}, attr, e};
+    if (bias) return {{prop, direct, src, weights, *bias, dst, stride, padding, padding}, attr, e};
     return {{prop, direct, src, weights, dst, stride, padding, padding}, attr, e};
 #endif
 }
@@ -97,8 +95,8 @@ inline dnnl::convolution_backward_weights::primitive_desc convolution_backward_w
     const auto direct = algorithm::convolution_direct;
 #if DNNL_VERSION_MAJOR >= 3
     if (diff_bias)
-        return {e,       direct,  src,  diff_weights, *diff_bias, diff_dst, stride,
-                padding, padding, hint, attr};
+        return {e,      direct,  src,     diff_weights, *diff_bias, diff_dst,
+                stride, padding, padding, hint,         attr};
     return {e, direct, src, diff_weights, diff_dst, stride, padding, padding, hint, attr};
 #else
     if (diff_bias)
@@ -156,8 +154,17 @@ inline dnnl::pooling_forward::primitive_desc max_pooling_forward(const dnnl::eng
                                                                  const dnnl::primitive_attr& attr) {
     const dims two{2, 2}, zero{0, 0};
 #if DNNL_VERSION_MAJOR >= 3
-    return {e, prop_kind::forward_training, algorithm::pooling_max, src, dst, two, two, zero, zero,
-            zero, attr};
+    return {e,
+            prop_kind::forward_training,
+            algorithm::pooling_max,
+            src,
+            dst,
+            two,
+            two,
+            zero,
+            zero,
+            zero,
+            attr};
 #else
     return {{prop_kind::forward_training, algorithm::pooling_max, src, dst, two, two, zero, zero},
             attr,
@@ -166,8 +173,8 @@ inline dnnl::pooling_forward::primitive_desc max_pooling_forward(const dnnl::eng
 }
 
 inline dnnl::pooling_backward::primitive_desc max_pooling_backward(
-    const dnnl::engine& e, const md& diff_src, const md& diff_dst,
-    const dnnl::primitive_attr& attr, const dnnl::pooling_forward::primitive_desc& hint) {
+    const dnnl::engine& e, const md& diff_src, const md& diff_dst, const dnnl::primitive_attr& attr,
+    const dnnl::pooling_forward::primitive_desc& hint) {
     const dims two{2, 2}, zero{0, 0};
 #if DNNL_VERSION_MAJOR >= 3
     return {e, algorithm::pooling_max, diff_src, diff_dst, two, two, zero, zero, zero, hint, attr};
@@ -187,8 +194,8 @@ inline dnnl::resampling_forward::primitive_desc nearest_forward(const dnnl::engi
 }
 
 inline dnnl::resampling_backward::primitive_desc nearest_backward(
-    const dnnl::engine& e, const md& diff_src, const md& diff_dst,
-    const dnnl::primitive_attr& attr, const dnnl::resampling_forward::primitive_desc& hint) {
+    const dnnl::engine& e, const md& diff_src, const md& diff_dst, const dnnl::primitive_attr& attr,
+    const dnnl::resampling_forward::primitive_desc& hint) {
 #if DNNL_VERSION_MAJOR >= 3
     return {e, algorithm::resampling_nearest, diff_src, diff_dst, hint, attr};
 #else

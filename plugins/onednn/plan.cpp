@@ -108,8 +108,8 @@ private:
         const md bias({y.c}, f32, tag::a);
         return create(layer.name, "convolution_forward", [&] {
             return api::convolution_forward(engine_, source, weights,
-                                             layer.bias >= 0 ? &bias : nullptr, dst, stride,
-                                             padding, attr);
+                                            layer.bias >= 0 ? &bias : nullptr, dst, stride, padding,
+                                            attr);
         });
     }
 
@@ -266,9 +266,8 @@ private:
         LayerPlan& p = plan_.layers[l];
         const md& data = plan_.values[layer.inputs[0]];
         const md out = any_desc(graph_.values[layer.output]);
-        p.pool = create(layer.name, "pooling_forward (max)", [&] {
-            return api::max_pooling_forward(engine_, data, out, plan_.attr);
-        });
+        p.pool = create(layer.name, "pooling_forward (max)",
+                        [&] { return api::max_pooling_forward(engine_, data, out, plan_.attr); });
         plan_.values[layer.output] = p.pool.dst_desc();
         if (!topology_.runs_backward[l] || !topology_.has_gradient[layer.inputs[0]]) return;
         p.pool_backward = create(layer.name, "pooling_backward (max)", [&] {
@@ -281,9 +280,8 @@ private:
         LayerPlan& p = plan_.layers[l];
         const md& data = plan_.values[layer.inputs[0]];
         const md out = any_desc(graph_.values[layer.output]);
-        p.upsample = create(layer.name, "resampling_forward (nearest)", [&] {
-            return api::nearest_forward(engine_, data, out, plan_.attr);
-        });
+        p.upsample = create(layer.name, "resampling_forward (nearest)",
+                            [&] { return api::nearest_forward(engine_, data, out, plan_.attr); });
         plan_.values[layer.output] = p.upsample.dst_desc();
         if (!topology_.runs_backward[l] || !topology_.has_gradient[layer.inputs[0]]) return;
         p.upsample_backward = create(layer.name, "resampling_backward (nearest)", [&] {
