@@ -5,7 +5,8 @@
 #   scripts/setup.sh                 install what is missing (Debian's packages as root or through sudo)
 #   scripts/setup.sh --list          print the Debian package list, one a line (package-audit.sh reads it)
 #   scripts/setup.sh --pypi-prefix   print the virtual environment's folder (CMake reads it)
-# HB_NO_PYPI=1 leaves PyPI out: the plugins are then built against Debian's LibTorch and oneDNN only.
+# HB_NO_PYPI=1 (for setup.sh and for the first configure) leaves PyPI out: the plugins are then
+# built against Debian's LibTorch and oneDNN only.
 set -euo pipefail
 
 packages=(
@@ -35,7 +36,7 @@ pypi_prefix=${HB_PYPI_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/harness/pypi-$pins
 
 case ${1:-} in
   --list) printf '%s\n' "${packages[@]}"; exit 0 ;;
-  --pypi-prefix) echo "$pypi_prefix"; exit 0 ;;
+  --pypi-prefix) [ "${HB_NO_PYPI:-0}" = 1 ] || echo "$pypi_prefix"; exit 0 ;;
   "") ;;
   *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
