@@ -1,10 +1,11 @@
 // The cuDNN backend's host-side logic, on the CPU: option parsing, the liveness-based arena plan,
 // the step plan of a small stacked hourglass (fusions, gradient accumulation, buffer lifetimes),
-// the cuDNN descriptors of its convolutions, and the arithmetic of its own kernels (bf16
-// rounding, batch norm) against the reference backend.
+// the cuDNN descriptors of its convolutions, how phase events are recorded, and the arithmetic
+// of its own kernels (bf16 rounding, batch norm) against the reference backend.
 #include "arena_plan.hpp"
 #include "convolution.hpp"
 #include "data/initial_state.hpp"
+#include "events.hpp"
 #include "hb/plugin.hpp"
 #include "kernel_math.hpp"
 #include "layers.hpp"
@@ -76,6 +77,13 @@ hb_status status_of(const std::vector<hb_option>& options, const char* device = 
     } catch (const hb::Error& e) {
         return e.status();
     }
+}
+
+TEST(CudnnEvents, RecordedAsGraphNodesOnlyWhileCapturing) {
+    using cudnn_backend::event_record_flags;
+    EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusActive), cudaEventRecordExternal);
+    EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusNone), cudaEventRecordDefault);
+    EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusInvalidated), cudaEventRecordDefault);
 }
 
 TEST(CudnnOptions, DefaultsAndValues) {

@@ -16,3 +16,7 @@ else()
   hb_add_skipped_test(cudnn_test "${reason}")
   hb_add_skipped_test(cudnn_gpu_test "${reason}")
 endif()
+# Read off the sources, so it runs whether or not the plugin is built here.
+add_test(NAME cudnn_stream_rules
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}/plugins/cudnn
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/cudnn_stream_rules_test.cmake)

@@ -164,10 +164,14 @@ AlgorithmSearch::AlgorithmSearch(cudnnHandle_t handle, const Plan& plan, size_t 
     y_ = DeviceBuffer(size_t(y) * sizeof(float));
     w_ = DeviceBuffer(size_t(w) * sizeof(float));
     workspace_ = DeviceBuffer(workspace_limit);
-    // Finite contents: some algorithms take data-dependent time on NaNs and denormals.
-    HB_CHECK(cudaMemset(x_.get(), 0, x_.bytes()));
-    HB_CHECK(cudaMemset(y_.get(), 0, y_.bytes()));
-    HB_CHECK(cudaMemset(w_.get(), 0, w_.bytes()));
+    // Finite contents: some algorithms take data-dependent time on NaNs and denormals. Set on
+    // the handle's stream, which the searches run on: a non-blocking stream does not wait for
+    // cudaMemset's legacy default stream.
+    cudaStream_t stream = nullptr;
+    HB_CHECK(cudnnGetStream(handle_, &stream));
+    for (const DeviceBuffer* b : {&x_, &y_, &w_})
+        HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream));
+    HB_CHECK(cudaStreamSynchronize(stream));
 }
 
 ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDescriptors& d,

@@ -2,6 +2,7 @@
 
 #include "check.hpp"
 #include "devices.hpp"
+#include "events.hpp"
 #include "kernels.hpp"
 
 #include <sstream>
@@ -105,6 +106,14 @@ CudnnSession::~CudnnSession() {
     if (stream_) cudaStreamSynchronize(stream_.get());
 }
 
+// Every transfer goes through the session's stream, and waits for it: that stream is
+// non-blocking, so it would not wait for cudaMemcpy's legacy default stream, and the step's work
+// queued on it after an upload must read the uploaded data.
+void CudnnSession::copy(void* destination, const void* source, size_t bytes, cudaMemcpyKind kind) {
+    HB_CHECK(cudaMemcpyAsync(destination, source, bytes, kind, stream_.get()));
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
 void CudnnSession::upload_tensor(int t, const float* host, float* block) {
     const TensorPlan& tensor = step_->plan().tensors()[size_t(t)];
     const size_t bytes = size_t(tensor.elements) * sizeof(float);
@@ -112,9 +121,9 @@ void CudnnSession::upload_tensor(int t, const float* host, float* block) {
     if (settings_.layout == Layout::nhwc && tensor.rank == 4) {
         std::vector<float> converted(size_t(tensor.elements));
         oihw_to_ohwi(host, converted.data(), tensor.shape);
-        HB_CHECK(cudaMemcpy(device, converted.data(), bytes, cudaMemcpyHostToDevice));
+        copy(device, converted.data(), bytes, cudaMemcpyHostToDevice);
     } else {
-        HB_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+        copy(device, host, bytes, cudaMemcpyHostToDevice);
     }
 }
 
@@ -124,10 +133,10 @@ void CudnnSession::download_tensor(int t, const float* block, float* host) {
     const float* device = block + tensor.offset;
     if (settings_.layout == Layout::nhwc && tensor.rank == 4) {
         std::vector<float> converted(size_t(tensor.elements));
-        HB_CHECK(cudaMemcpy(converted.data(), device, bytes, cudaMemcpyDeviceToHost));
+        copy(converted.data(), device, bytes, cudaMemcpyDeviceToHost);
         ohwi_to_oihw(converted.data(), host, tensor.shape);
     } else {
-        HB_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+        copy(host, device, bytes, cudaMemcpyDeviceToHost);
     }
 }
 
@@ -168,7 +177,7 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
         if (!inputs[b] || !targets[b])
             throw hb::Error("set_batches: batch " + std::to_string(b) + " has no input or target");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
-    graphs_.clear();
+    graph_.reset();
     host_inputs_.clear();
     host_targets_.clear();
     device_inputs_.clear();
@@ -195,6 +204,11 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
         if (bf16) storage_input_ = DeviceBuffer(step_input_bytes);
         return;
     }
+    if (settings_.cuda_graphs) {
+        // One graph serves every batch: each step copies its batch here first.
+        graph_input_ = DeviceBuffer(step_input_bytes);
+        graph_target_ = DeviceBuffer(target_bytes);
+    }
     // Device placement: each batch is converted to the step's form once, here.
     DeviceBuffer upload_input, upload_target, layout_scratch;
     if (nhwc || bf16) upload_input = DeviceBuffer(input_bytes);
@@ -206,18 +220,16 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
         DeviceBuffer& input = device_inputs_.back();
         DeviceBuffer& target = device_targets_.back();
         if (!nhwc && !bf16) {
-            HB_CHECK(cudaMemcpy(input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice));
+            copy(input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice);
         } else {
-            HB_CHECK(
-                cudaMemcpy(upload_input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice));
+            copy(upload_input.get(), inputs[b], input_bytes, cudaMemcpyHostToDevice);
             step_input(upload_input.floats(), bf16 ? layout_scratch.floats() : input.floats(),
                        input.get());
         }
         if (!nhwc) {
-            HB_CHECK(cudaMemcpy(target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice));
+            copy(target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice);
         } else {
-            HB_CHECK(
-                cudaMemcpy(upload_target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice));
+            copy(upload_target.get(), targets[b], target_bytes, cudaMemcpyHostToDevice);
             kernels::nchw_to_nhwc(upload_target.floats(), target.floats(), plan.target_shape(),
                                   stream_.get());
         }
@@ -252,14 +264,17 @@ void CudnnSession::enqueue_step(int batch) {
             kernels::nchw_to_nhwc(target, layout_target_.floats(), step_->plan().target_shape(), s);
             target = layout_target_.floats();
         }
+    } else if (settings_.cuda_graphs) {
+        input = graph_input_.get();
+        target = graph_target_.floats();
     } else {
         input = device_inputs_[size_t(batch)].get();
         target = device_targets_[size_t(batch)].floats();
     }
     step_->forward(input, target);
-    HB_CHECK(cudaEventRecordWithFlags(forward_end_.get(), s, cudaEventRecordExternal));
+    record_event(forward_end_.get(), s);
     step_->backward(target);
-    HB_CHECK(cudaEventRecordWithFlags(backward_end_.get(), s, cudaEventRecordExternal));
+    record_event(backward_end_.get(), s);
     step_->optimize();
 }
 
@@ -284,24 +299,30 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     ErrorContext context("step");
     const cudaStream_t s = stream_.get();
 
-    HB_CHECK(cudaEventRecord(start_.get(), s));
+    record_event(start_.get(), s);
+    // The batch goes into fixed buffers (from host memory, or between device buffers for a
+    // graph), so one graph serves every batch.
     if (host) {
         HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(b)].data(),
                                  staged_input_.bytes(), cudaMemcpyHostToDevice, s));
         HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(b)].data(),
                                  staged_target_.bytes(), cudaMemcpyHostToDevice, s));
+    } else if (settings_.cuda_graphs) {
+        HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(b)].get(),
+                                 graph_input_.bytes(), cudaMemcpyDeviceToDevice, s));
+        HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(b)].get(),
+                                 graph_target_.bytes(), cudaMemcpyDeviceToDevice, s));
     }
-    if (settings_.cuda_graphs) {
-        // Host placement copies into fixed buffers, so one graph serves every batch; device
-        // placement binds each batch's own buffers into its own graph.
-        const int key = host ? 0 : b;
-        auto it = graphs_.find(key);
-        if (it == graphs_.end()) it = graphs_.emplace(key, capture(b)).first;
-        HB_CHECK(cudaGraphLaunch(it->second.get(), s));
+    if (settings_.cuda_graphs && eager_steps_ > 0) {
+        if (!graph_) graph_ = capture(b);
+        HB_CHECK(cudaGraphLaunch(graph_.get(), s));
     } else {
+        // With CUDA graphs, the first step runs eagerly: lazy initialisation inside cuDNN or the
+        // kernels cannot happen while the stream is captured.
         enqueue_step(b);
+        ++eager_steps_;
     }
-    HB_CHECK(cudaEventRecord(end_.get(), s));
+    record_event(end_.get(), s);
     const Plan& plan = step_->plan();
     const size_t loss_bytes = size_t(plan.loss_count()) * sizeof(double);
     if (loss_bytes)
@@ -341,11 +362,12 @@ void CudnnSession::read_gradients(float* const* gradients) {
 }
 
 uint64_t CudnnSession::peak_memory_bytes() {
-    uint64_t bytes = step_->device_bytes() + handle_bytes_;
+    // What the step holds (docs/results-schema.md): the library handle is reported apart.
+    uint64_t bytes = step_->device_bytes();
     for (const auto& b : device_inputs_) bytes += b.bytes();
     for (const auto& b : device_targets_) bytes += b.bytes();
-    for (const DeviceBuffer* b :
-         {&staged_input_, &staged_target_, &layout_input_, &layout_target_, &storage_input_})
+    for (const DeviceBuffer* b : {&staged_input_, &staged_target_, &layout_input_, &layout_target_,
+                                  &storage_input_, &graph_input_, &graph_target_})
         bytes += b->bytes();
     return bytes;
 }
@@ -357,6 +379,11 @@ std::string CudnnSession::manifest_json() {
          << to_string(settings_.layout) << "\", \"placement\": \""
          << (settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
          << "\", \"cuda_graphs\": " << (settings_.cuda_graphs ? "true" : "false")
+         << (settings_.cuda_graphs
+                 ? ", \"cuda_graph\": \"first step eager, the whole step captured "
+                   "at the second and replayed from then on, one graph for every "
+                   "batch\""
+                 : "")
          << ", \"fused_bn_relu_requested\": " << (settings_.fused_bn_relu ? "true" : "false")
          << ", \"device\": \"cuda:" << settings_.device << "\", \"device_name\": \"" << device_name_
          << "\", \"compute_capability\": \"" << compute_capability_

@@ -8,7 +8,6 @@
 #include "options.hpp"
 #include "step.hpp"
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +38,7 @@ private:
     // Returns where it is, `nchw` itself when neither applies.
     const void* step_input(const float* nchw, float* layout, void* storage);
     GraphExec capture(int batch);
+    void copy(void* destination, const void* source, size_t bytes, cudaMemcpyKind kind);
     // Copies one tensor between its device block and a canonical host buffer.
     void upload_tensor(int t, const float* host, float* block);
     void download_tensor(int t, const float* block, float* host);
@@ -57,7 +57,9 @@ private:
     DeviceBuffer staged_input_, staged_target_;  // host placement: the batch as copied, NCHW
     DeviceBuffer layout_input_, layout_target_;  // host placement, NHWC: after conversion
     DeviceBuffer storage_input_;                 // host placement, bf16: after conversion
-    std::map<int, GraphExec> graphs_;            // per batch (one for host placement)
+    DeviceBuffer graph_input_, graph_target_;    // device placement with CUDA graphs
+    GraphExec graph_;                            // the captured step, for every batch
+    int64_t eager_steps_ = 0;
     bool state_loaded_ = false;
     std::string device_name_, compute_capability_;
 };

@@ -42,6 +42,10 @@ std::string json_string(const std::string& s) {
     return out + "\"";
 }
 
+cudnnBatchNormOps_t batchnorm_ops(bool fused_relu) {
+    return fused_relu ? CUDNN_BATCHNORM_OPS_BN_ACTIVATION : CUDNN_BATCHNORM_OPS_BN;
+}
+
 // Device scratch for one trial of a fused BN+ReLU, freed when the trial ends.
 struct Trial {
     DeviceBuffer x, y, dy, dx, parameters, workspace, reserve;
@@ -97,39 +101,31 @@ TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudn
 
 std::set<int> TrainingStep::choose_fusions(const hb_graph& graph) {
     std::set<int> accepted;
-    std::map<std::string, std::string> probed;  // shape -> why not, or empty
     for (int b : fusion_candidates(graph)) {
         const LayerPlan& layer = plan_->layers()[b];
-        const std::string key = to_string(layer.in);
-        auto it = probed.find(key);
-        if (it == probed.end()) it = probed.emplace(key, probe_fusion(layer.in)).first;
-        if (it->second.empty())
+        const std::string declined = probe_batchnorm_ex(layer.in, true);
+        if (declined.empty())
             accepted.insert(b);
         else
-            fusion_notes_.push_back(layer.name + ": not fused, cuDNN declined: " + it->second);
+            fusion_notes_.push_back(layer.name + ": not fused, cuDNN declined: " + declined);
     }
     return accepted;
 }
 
-// Runs one fused BN+ReLU forward and backward on scratch memory: the workspace queries alone do
-// not tell whether cuDNN supports the combination of layout, data type and mode.
-std::string TrainingStep::probe_fusion(const Shape& shape) {
+std::string TrainingStep::probe_batchnorm_ex(const Shape& shape, bool fused_relu) {
+    const std::string key = to_string(shape) + (fused_relu ? " bn+relu" : " bn");
+    auto known = probed_.find(key);
+    if (known != probed_.end()) return known->second;
+    std::string declined;
+    // The workspace queries alone do not tell whether cuDNN supports the combination of layout,
+    // data type, mode and operation: run one forward and backward on scratch memory.
     try {
-        ErrorContext context("the fused BN+ReLU trial for " + to_string(shape));
+        ErrorContext context("the batch norm (Ex) trial for " + key);
         TensorDescriptor x = make_tensor_descriptor(), p = make_tensor_descriptor();
         set_tensor(x.get(), shape, settings_.layout);
-        const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+        const cudnnBatchNormMode_t mode = batchnorm_mode(fused_relu);
         HB_CHECK(cudnnDeriveBNTensorDescriptor(p.get(), x.get(), mode));
-        size_t forward_bytes = 0, backward_bytes = 0, reserve_bytes = 0;
-        HB_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, x.get(), nullptr, x.get(), p.get(),
-            relu_.get(), &forward_bytes));
-        HB_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, x.get(), x.get(), x.get(), nullptr,
-            x.get(), p.get(), relu_.get(), &backward_bytes));
-        HB_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, relu_.get(), x.get(),
-            &reserve_bytes));
+        const BatchNormExSizes sizes = batchnorm_ex_sizes(mode, fused_relu, x.get(), p.get());
         const size_t bytes = size_t(shape.elements()) * sizeof(float);
         const int64_t c = shape.c;
         Trial t{DeviceBuffer(bytes),
@@ -137,30 +133,55 @@ std::string TrainingStep::probe_fusion(const Shape& shape) {
                 DeviceBuffer(bytes),
                 DeviceBuffer(bytes),
                 DeviceBuffer(size_t(8 * c) * sizeof(float)),
-                DeviceBuffer(std::max(forward_bytes, backward_bytes)),
-                DeviceBuffer(reserve_bytes)};
+                DeviceBuffer(std::max(sizes.forward, sizes.backward)),
+                DeviceBuffer(sizes.reserve)};
         HB_CHECK(cudaMemsetAsync(t.x.get(), 0, bytes, stream_));
         HB_CHECK(cudaMemsetAsync(t.dy.get(), 0, bytes, stream_));
         HB_CHECK(cudaMemsetAsync(t.parameters.get(), 0, t.parameters.bytes(), stream_));
         float* q = t.parameters.floats();
+        const cudnnBatchNormOps_t ops = batchnorm_ops(fused_relu);
+        cudnnActivationDescriptor_t relu = fused_relu ? relu_.get() : nullptr;
         HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
-            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, x.get(), t.x.get(),
-            nullptr, nullptr, x.get(), t.y.get(), p.get(), q, q + c, 0.1, q + 2 * c, q + 3 * c,
-            1e-5, q + 4 * c, q + 5 * c, relu_.get(), t.workspace.get(), forward_bytes,
-            t.reserve.get(), reserve_bytes));
+            handle_, mode, ops, &one, &zero, x.get(), t.x.get(), nullptr, nullptr, x.get(),
+            t.y.get(), p.get(), q, q + c, 0.1, q + 2 * c, q + 3 * c, 1e-5, q + 4 * c, q + 5 * c,
+            relu, t.workspace.get(), sizes.forward, t.reserve.get(), sizes.reserve));
         HB_CHECK(cudnnBatchNormalizationBackwardEx(
-            handle_, mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, &one, &zero, x.get(),
-            t.x.get(), x.get(), t.y.get(), x.get(), t.dy.get(), nullptr, nullptr, x.get(),
-            t.dx.get(), p.get(), q, q + c, q + 6 * c, q + 7 * c, 1e-5, q + 4 * c, q + 5 * c,
-            relu_.get(), t.workspace.get(), backward_bytes, t.reserve.get(), reserve_bytes));
+            handle_, mode, ops, &one, &zero, &one, &zero, x.get(), t.x.get(),
+            fused_relu ? x.get() : nullptr, fused_relu ? t.y.get() : nullptr, x.get(), t.dy.get(),
+            nullptr, nullptr, x.get(), t.dx.get(), p.get(), q, fused_relu ? q + c : nullptr,
+            q + 6 * c, q + 7 * c, 1e-5, q + 4 * c, q + 5 * c, relu, t.workspace.get(),
+            sizes.backward, t.reserve.get(), sizes.reserve));
         HB_CHECK(cudaStreamSynchronize(stream_));
-        return "";
     } catch (const hb::Error& e) {
         if (e.status() == HB_OUT_OF_MEMORY) throw;
         // A refused trial may leave a launch error behind; clear it so later calls start clean.
         cudaGetLastError();
-        return e.what();
+        declined = e.what();
     }
+    probed_.emplace(key, declined);
+    return declined;
+}
+
+cudnnBatchNormMode_t TrainingStep::batchnorm_mode(bool fused_relu) const {
+    // The persistent kernels are the fast ones for NHWC and the only ones with a fused ReLU; in
+    // NCHW the plain spatial mode, as PyTorch chooses them.
+    return fused_relu || settings_.layout == Layout::nhwc ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+                                                          : CUDNN_BATCHNORM_SPATIAL;
+}
+
+TrainingStep::BatchNormExSizes TrainingStep::batchnorm_ex_sizes(
+    cudnnBatchNormMode_t mode, bool fused_relu, cudnnTensorDescriptor_t x,
+    cudnnTensorDescriptor_t parameters) const {
+    const cudnnBatchNormOps_t ops = batchnorm_ops(fused_relu);
+    cudnnActivationDescriptor_t relu = fused_relu ? relu_.get() : nullptr;
+    BatchNormExSizes sizes;
+    HB_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+        handle_, mode, ops, x, nullptr, x, parameters, relu, &sizes.forward));
+    HB_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+        handle_, mode, ops, x, x, x, nullptr, x, parameters, relu, &sizes.backward));
+    HB_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle_, mode, ops, relu, x,
+                                                                  &sizes.reserve));
+    return sizes;
 }
 
 void TrainingStep::set_up_layers() {
@@ -209,39 +230,36 @@ void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device)
     device.x = make_tensor_descriptor();
     device.parameters = make_tensor_descriptor();
     set_tensor(device.x.get(), layer.in, settings_.layout);
-    // The persistent kernels are the fast ones for NHWC and the only ones with a fused ReLU.
-    device.mode = layer.fused_relu || settings_.layout == Layout::nhwc
-                      ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
-                      : CUDNN_BATCHNORM_SPATIAL;
+    device.mode = batchnorm_mode(layer.fused_relu);
     HB_CHECK(cudnnDeriveBNTensorDescriptor(device.parameters.get(), device.x.get(), device.mode));
-    if (layer.fused_relu) {
-        size_t forward_bytes = 0, backward_bytes = 0, reserve_bytes = 0;
-        HB_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-            handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, device.x.get(), nullptr,
-            device.x.get(), device.parameters.get(), relu_.get(), &forward_bytes));
-        HB_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-            handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, device.x.get(), device.x.get(),
-            device.x.get(), nullptr, device.x.get(), device.parameters.get(), relu_.get(),
-            &backward_bytes));
-        HB_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-            handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, relu_.get(), device.x.get(),
-            &reserve_bytes));
-        if (forward_bytes)
+    // The Ex API with workspace and reserve space is cuDNN's fast path (and PyTorch's); the
+    // legacy calls remain for shapes it declines. A fused ReLU was accepted by the same trial.
+    const std::string declined =
+        layer.fused_relu ? std::string() : probe_batchnorm_ex(layer.in, false);
+    device.ex = declined.empty();
+    if (!device.ex)
+        batchnorm_notes_.push_back(layer.name + ": legacy API, Ex declined: " + declined);
+    if (device.ex) {
+        const BatchNormExSizes sizes = batchnorm_ex_sizes(device.mode, layer.fused_relu,
+                                                          device.x.get(), device.parameters.get());
+        if (sizes.forward)
             device.bn_forward_workspace =
-                plan.add_request(int64_t(forward_bytes), layer.forward_time, layer.forward_time,
+                plan.add_request(int64_t(sizes.forward), layer.forward_time, layer.forward_time,
                                  layer.name + " forward workspace");
-        if (backward_bytes)
+        if (sizes.backward)
             device.bn_backward_workspace =
-                plan.add_request(int64_t(backward_bytes), layer.backward_time, layer.backward_time,
+                plan.add_request(int64_t(sizes.backward), layer.backward_time, layer.backward_time,
                                  layer.name + " backward workspace");
-        if (reserve_bytes)
-            device.reserve = plan.add_request(int64_t(reserve_bytes), layer.forward_time,
+        if (sizes.reserve)
+            device.reserve = plan.add_request(int64_t(sizes.reserve), layer.forward_time,
                                               layer.backward_time, layer.name + " reserve space");
     }
-    if (!layer.input_gradient[0])
-        device.discarded_gradient =
+    // The Ex path writes the input gradient with betaDataDiff = 0, as PyTorch calls it, and adds
+    // it to an existing one in a separate pass.
+    if (!layer.input_gradient[0] || (device.ex && layer.accumulate[0]))
+        device.gradient_scratch =
             plan.add_request(layer.in.elements() * int64_t(sizeof(float)), layer.backward_time,
-                             layer.backward_time, layer.name + " discarded input gradient");
+                             layer.backward_time, layer.name + " input gradient scratch");
 }
 
 float* TrainingStep::arena(int request) const {
@@ -329,15 +347,15 @@ void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
             if (bf16())
                 kernels::batchnorm_forward(storage_, x, y, layer.in, nhwc, batchnorm_tensors(layer),
                                            channel_scratch_.get(), stream_);
-            else if (layer.fused_relu)
+            else if (device.ex)
                 HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
-                    handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero,
+                    handle_, device.mode, batchnorm_ops(layer.fused_relu), &one, &zero,
                     device.x.get(), x, nullptr, nullptr, device.x.get(), y, device.parameters.get(),
                     tensor(layer.weight), tensor(layer.bias), layer.momentum,
                     tensor(layer.running_mean), tensor(layer.running_var), layer.eps, saved,
-                    saved + c, relu_.get(), arena(device.bn_forward_workspace),
-                    request_bytes(device.bn_forward_workspace), arena(device.reserve),
-                    request_bytes(device.reserve)));
+                    saved + c, layer.fused_relu ? relu_.get() : nullptr,
+                    arena(device.bn_forward_workspace), request_bytes(device.bn_forward_workspace),
+                    arena(device.reserve), request_bytes(device.reserve)));
             else
                 HB_CHECK(cudnnBatchNormalizationForwardTraining(
                     handle_, device.mode, &one, &zero, device.x.get(), x, device.x.get(), y,
@@ -441,23 +459,30 @@ void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
             }
             const float* saved = arena(layer.saved);
             const int64_t c = layer.in.c;
-            void* target_dx = dx ? dx : arena(device.discarded_gradient);
-            if (layer.fused_relu)
+            if (device.ex) {
+                const bool fused = layer.fused_relu;
+                void* written = device.gradient_scratch >= 0 ? arena(device.gradient_scratch) : dx;
                 HB_CHECK(cudnnBatchNormalizationBackwardEx(
-                    handle_, device.mode, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one,
-                    blend(dx && accumulate), &one, &zero, device.x.get(), x, device.x.get(),
-                    value(layer.writes), device.x.get(), dy, nullptr, nullptr, device.x.get(),
-                    target_dx, device.parameters.get(), tensor(layer.weight), tensor(layer.bias),
-                    tensor_gradient(layer.weight), tensor_gradient(layer.bias), layer.eps, saved,
-                    saved + c, relu_.get(), arena(device.bn_backward_workspace),
+                    handle_, device.mode, batchnorm_ops(fused), &one, &zero, &one, &zero,
+                    device.x.get(), x, fused ? device.x.get() : nullptr,
+                    fused ? value(layer.writes) : nullptr, device.x.get(), dy, nullptr, nullptr,
+                    device.x.get(), written, device.parameters.get(), tensor(layer.weight),
+                    fused ? tensor(layer.bias) : nullptr, tensor_gradient(layer.weight),
+                    tensor_gradient(layer.bias), layer.eps, saved, saved + c,
+                    fused ? relu_.get() : nullptr, arena(device.bn_backward_workspace),
                     request_bytes(device.bn_backward_workspace), arena(device.reserve),
                     request_bytes(device.reserve)));
-            else
+                if (dx && written != dx)
+                    kernels::add_backward(storage_, written, {dx}, {true}, layer.in.elements(),
+                                          stream_);
+            } else {
                 HB_CHECK(cudnnBatchNormalizationBackward(
                     handle_, device.mode, &one, blend(dx && accumulate), &one, &zero,
-                    device.x.get(), x, device.x.get(), dy, device.x.get(), target_dx,
-                    device.parameters.get(), tensor(layer.weight), tensor_gradient(layer.weight),
+                    device.x.get(), x, device.x.get(), dy, device.x.get(),
+                    dx ? dx : arena(device.gradient_scratch), device.parameters.get(),
+                    tensor(layer.weight), tensor_gradient(layer.weight),
                     tensor_gradient(layer.bias), layer.eps, saved, saved + c));
+            }
             break;
         }
         case HB_LAYER_RELU:
@@ -530,7 +555,12 @@ std::string TrainingStep::manifest_json() const {
     json << "], \"fusions_declined\": [";
     for (size_t i = 0; i < fusion_notes_.size(); ++i)
         json << (i ? ", " : "") << json_string(fusion_notes_[i]);
-    json << "], \"convolutions\": [";
+    json << "], \"batchnorm_legacy\": [";
+    for (size_t i = 0; i < batchnorm_notes_.size(); ++i)
+        json << (i ? ", " : "") << json_string(batchnorm_notes_[i]);
+    int ex = 0;
+    for (const DeviceLayer& d : layers_) ex += d.ex ? 1 : 0;
+    json << "], \"batchnorm_ex_layers\": " << ex << ", \"convolutions\": [";
     first = true;
     for (size_t i = 0; i < layers_.size(); ++i) {
         const LayerPlan& l = plan_->layers()[i];

@@ -15,6 +15,7 @@
 #include "options.hpp"
 #include "plan.hpp"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -57,12 +58,25 @@ private:
         // batchnorm
         TensorDescriptor x, parameters;
         cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+        bool ex = false;  // through cudnnBatchNormalization*Ex, with workspace and reserve space
         int bn_forward_workspace = -1, bn_backward_workspace = -1, reserve = -1;
-        int discarded_gradient = -1;  // dx of a batchnorm whose input needs none
+        // Where the input gradient is written first: when the input needs none (discarded), or,
+        // in the Ex path, when it is added to an existing one.
+        int gradient_scratch = -1;
+    };
+
+    struct BatchNormExSizes {
+        size_t forward = 0, backward = 0, reserve = 0;
     };
 
     std::set<int> choose_fusions(const hb_graph& graph);
-    std::string probe_fusion(const Shape& shape);
+    cudnnBatchNormMode_t batchnorm_mode(bool fused_relu) const;
+    BatchNormExSizes batchnorm_ex_sizes(cudnnBatchNormMode_t mode, bool fused_relu,
+                                        cudnnTensorDescriptor_t x,
+                                        cudnnTensorDescriptor_t parameters) const;
+    // Empty when a forward and backward batch norm through the Ex API runs for `shape` (with the
+    // ReLU when `fused_relu`), else cuDNN's reason; each shape is tried once.
+    std::string probe_batchnorm_ex(const Shape& shape, bool fused_relu);
     void set_up_layers();
     void set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device);
 
@@ -87,6 +101,8 @@ private:
     std::unique_ptr<Plan> plan_;
     std::vector<DeviceLayer> layers_;
     std::vector<std::string> fusion_notes_;
+    std::map<std::string, std::string> probed_;  // probe_batchnorm_ex's answers by shape and ops
+    std::vector<std::string> batchnorm_notes_;   // layers on the legacy API, and why
     ActivationDescriptor relu_;
     ArenaPlan arena_;
     DeviceBuffer arena_memory_, parameters_, gradients_, square_averages_, momentum_, statistics_,
