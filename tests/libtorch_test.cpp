@@ -128,6 +128,8 @@ struct SessionSetup {
 struct TrainingRun {
     std::vector<double> losses;
     std::vector<Tensors> gradients, states;
+    std::vector<hb_step_result> steps;  // the plugin's runs only
+    uint64_t peak_memory = 0;
 };
 
 template <class T>
@@ -211,6 +213,7 @@ TrainingRun run_plugin(const SessionSetup& setup, int steps) {
     for (int k = 0; k < steps; ++k) {
         hb_step_result r{};
         session.check("step", api.step(s, k, &r));
+        run.steps.push_back(r);
         run.losses.push_back(r.loss);
         run.gradients.emplace_back();
         run.states.emplace_back();
@@ -219,6 +222,7 @@ TrainingRun run_plugin(const SessionSetup& setup, int steps) {
         std::vector<float*> state = outputs(p.graph, run.states.back(), false);
         session.check("read_state", api.read_state(s, state.data()));
     }
+    session.check("peak_memory", api.peak_memory(s, &run.peak_memory));
     return run;
 }
 
@@ -575,8 +579,12 @@ void PrintTo(const OptimizerCase& c, std::ostream* out) {
 class LibTorchOptimizer : public ::testing::TestWithParam<OptimizerCase> {};
 
 TEST_P(LibTorchOptimizer, UpdatesFollowTheReferenceRuleOnItsOwnGradients) {
-    const SessionSetup setup = cpu_setup(GetParam().optimizer, false);
-    expect_optimizer_follows_the_reference(setup, run_plugin(setup, 2), 1e-5);
+    for (const char* foreach : {"false", "true"}) {
+        SCOPED_TRACE(std::string("foreach ") + foreach);
+        SessionSetup setup = cpu_setup(GetParam().optimizer, false);
+        setup.options.emplace_back("foreach", foreach);
+        expect_optimizer_follows_the_reference(setup, run_plugin(setup, 2), 1e-5);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -656,6 +664,21 @@ TEST(LibTorchCuda, ACapturedStepGraphTrainsLikeEagerSteps) {
         SessionSetup eager = setup;
         eager.options = {{"cudnn_benchmark", "false"}};
         expect_losses_near(graph, run_plugin(eager, 4), kFp32LossTolerance);
+    }
+}
+
+TEST(LibTorchCuda, PhaseTimesAndPeakMemoryAreMeasured) {
+    SKIP_WITHOUT_CUDA();
+    // Eager steps, then a captured graph's replays: the phase events must be recorded in both.
+    for (const char* graphs : {"false", "true"}) {
+        SCOPED_TRACE(std::string("cuda_graphs ") + graphs);
+        const TrainingRun run = run_plugin(cuda_setup({{"cuda_graphs", graphs}}), 4);
+        for (const hb_step_result& r : run.steps) {
+            EXPECT_GT(r.forward_ms, 0);
+            EXPECT_GT(r.backward_ms, 0);
+            EXPECT_GT(r.optimizer_ms, 0);
+        }
+        EXPECT_GT(run.peak_memory, 0u);
     }
 }
 

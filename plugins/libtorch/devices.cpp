@@ -98,4 +98,12 @@ uint64_t peak_memory_bytes(const c10::Device& device) {
     return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
 }
 
+void reset_peak_memory(const c10::Device& device) {
+#if HB_LIBTORCH_CUDA
+    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#else
+    (void)device;
+#endif
+}
+
 }  // namespace libtorch_backend

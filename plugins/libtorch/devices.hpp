@@ -23,8 +23,10 @@ std::string cuda_device_description(int index);
 
 // Returns when every operation queued on `device` has finished.
 void synchronize(const c10::Device& device);
-// The caching allocator's peak on a CUDA device, the process's peak resident set on the CPU.
-// Throws hb::Error(HB_UNSUPPORTED) when this build cannot tell.
+// The caching allocator's peak of allocated bytes on a CUDA device since the last
+// reset_peak_memory, the process's peak resident set on the CPU (never reset). Throws
+// hb::Error(HB_UNSUPPORTED) when this build cannot tell.
 uint64_t peak_memory_bytes(const c10::Device& device);
+void reset_peak_memory(const c10::Device& device);
 
 }  // namespace libtorch_backend

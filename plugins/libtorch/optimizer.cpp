@@ -7,8 +7,9 @@
 
 namespace libtorch_backend {
 
-RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameters)
-    : settings_(settings), parameters_(std::move(parameters)) {
+RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameters,
+                 bool multi_tensor)
+    : settings_(settings), multi_tensor_(multi_tensor), parameters_(std::move(parameters)) {
     at::NoGradGuard no_grad;
     for (const at::Tensor& p : parameters_) {
         square_averages_.push_back(at::full_like(p, settings_.initial_square_average));
@@ -18,6 +19,50 @@ RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameter
 
 void RmsProp::step() {
     at::NoGradGuard no_grad;
+    if (multi_tensor_)
+        step_multi_tensor();
+    else
+        step_each();
+}
+
+// The same operations as step_each, each applied to every parameter at once.
+void RmsProp::step_multi_tensor() {
+    const double lr = settings_.learning_rate;
+    const double alpha = settings_.alpha;
+    const double eps = settings_.eps;
+    const double momentum = settings_.momentum;
+    const bool torch = settings_.variant == HB_RMSPROP_TORCH;
+    std::vector<at::Tensor> g;
+    g.reserve(parameters_.size());
+    for (const at::Tensor& p : parameters_) {
+        if (!p.grad().defined()) throw hb::Error("optimizer: a parameter has no gradient");
+        g.push_back(p.grad());
+    }
+    if (settings_.weight_decay != 0) g = at::_foreach_add(g, parameters_, settings_.weight_decay);
+    at::_foreach_mul_(square_averages_, alpha);
+    at::_foreach_addcmul_(square_averages_, g, g, 1 - alpha);
+    std::vector<at::Tensor> denominator;
+    if (torch) {
+        denominator = at::_foreach_sqrt(square_averages_);
+        at::_foreach_add_(denominator, eps);
+    } else {
+        denominator = at::_foreach_add(square_averages_, eps);
+        at::_foreach_sqrt_(denominator);
+    }
+    if (momentum == 0) {
+        at::_foreach_addcdiv_(parameters_, g, denominator, -lr);
+    } else if (torch) {
+        at::_foreach_mul_(momentum_buffers_, momentum);
+        at::_foreach_addcdiv_(momentum_buffers_, g, denominator);
+        at::_foreach_add_(parameters_, momentum_buffers_, -lr);
+    } else {
+        at::_foreach_mul_(momentum_buffers_, momentum);
+        at::_foreach_addcdiv_(momentum_buffers_, g, denominator, lr);
+        at::_foreach_sub_(parameters_, momentum_buffers_);
+    }
+}
+
+void RmsProp::step_each() {
     const double lr = settings_.learning_rate;
     const double alpha = settings_.alpha;
     const double eps = settings_.eps;

@@ -47,6 +47,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.cudnn_benchmark = options.get_bool("cudnn_benchmark", cuda) && cuda;
     s.tf32 = options.get_bool("tf32", false);
     s.cuda_graphs = options.get_bool("cuda_graphs", false);
+    s.foreach = options.get_bool("foreach", cuda);
     const std::string precision = options.get_string("precision", "fp32");
     options.check_all_used();
     if (precision == "fp64")

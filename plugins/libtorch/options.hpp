@@ -20,15 +20,17 @@ struct Settings {
     bool cudnn_benchmark = true;  // CUDA: time cuDNN's algorithms on first use
     bool tf32 = false;            // CUDA: TF32 tensor cores in convolutions and matrix products
     bool cuda_graphs = false;     // CUDA: capture the whole step once, then replay it
+    // RMSProp's multi-tensor (_foreach_) kernels; torch.optim's default: on for CUDA, off for CPU.
+    bool foreach = false;
     // float32 is what the harness times; float64 verifies the graph's semantics without float32
     // rounding (exchange buffers stay float32).
     c10::ScalarType dtype = c10::ScalarType::Float;
 };
 
 // Accepts the devices "cpu", "cuda" and "cuda:N" and the options threads, channels_last,
-// cudnn_benchmark, tf32, cuda_graphs and precision (fp32 or fp64). Throws hb::Error: HB_UNAVAILABLE
-// for a CUDA device this build or machine cannot offer, HB_UNSUPPORTED for an unknown option or a
-// CUDA-only option switched on for the CPU.
+// cudnn_benchmark, tf32, cuda_graphs, foreach and precision (fp32 or fp64). Throws hb::Error:
+// HB_UNAVAILABLE for a CUDA device this build or machine cannot offer, HB_UNSUPPORTED for an
+// unknown option or a CUDA-only option switched on for the CPU.
 Settings parse_settings(const hb_session_desc& desc);
 
 // "fp32", "tf32" or "fp64", the math mode the harness's conformance tolerance depends on.

@@ -2,6 +2,7 @@
 
 #include "devices.hpp"
 #include "hb/cpu.hpp"
+#include "phase_events.hpp"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
@@ -71,7 +72,8 @@ TorchSession::TorchSession(const hb_session_desc& desc)
     : settings_(configure_process(parse_settings(desc))),
       format_(memory_format(settings_)),
       network_(*desc.graph, device_options(), format_),
-      optimizer_(settings_.optimizer, network_.trainable_tensors()) {
+      optimizer_(settings_.optimizer, network_.trainable_tensors(), settings_.foreach) {
+    if (settings_.device.is_cuda()) events_ = std::make_unique<PhaseEvents>(settings_.device);
     if (settings_.cuda_graphs) {
         graph_ = std::make_unique<StepGraph>(settings_.device);
         static_input_ = at::empty(network_.input_shape(), device_options(), format_);
@@ -141,9 +143,12 @@ at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target
     clear_gradients();
     at::Tensor loss = network_.forward(input, target);
     const auto forward_end = Clock::now();
+    if (events_) events_->record(PhaseEvents::forward_end);
     loss.backward();
     const auto backward_end = Clock::now();
+    if (events_) events_->record(PhaseEvents::backward_end);
     optimizer_.step();
+    if (events_) events_->record(PhaseEvents::end);
     if (times) {
         const auto end = Clock::now();
         times->forward_ms = milliseconds(start, forward_end);
@@ -155,6 +160,7 @@ at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target
 
 double TorchSession::graph_step(size_t b) {
     graph_->on_stream([&] {
+        events_->record(PhaseEvents::start);
         static_input_.copy_(inputs_[b]);
         static_target_.copy_(targets_[b]);
         if (steps_ == 0) {
@@ -178,12 +184,17 @@ hb::StepResult TorchSession::step(int32_t batch) {
     const auto count = static_cast<int32_t>(inputs_.size());
     const auto b = static_cast<size_t>(((batch % count) + count) % count);
 
+    // The steady state's memory: the latest step's peak, or the capture's when the step is a
+    // replay, which allocates nothing (docs/results-schema.md).
+    const bool replay = graph_ && graph_->captured();
+    if (!replay) reset_peak_memory(settings_.device);
     hb::StepResult result;
     if (graph_) {
         result.loss = graph_step(b);
     } else {
         const bool cpu = settings_.device.is_cpu();
         const auto start = Clock::now();
+        if (events_) events_->record(PhaseEvents::start);
         const auto [input, target] = stage(b);
         const auto staged = Clock::now();
         const at::Tensor loss = train(input, target, cpu ? &result : nullptr);
@@ -191,6 +202,8 @@ hb::StepResult TorchSession::step(int32_t batch) {
         result.loss = loss.item<double>();
         if (cpu) result.forward_ms += milliseconds(start, staged);
     }
+    if (events_) events_->read(result);
+    if (!replay) peak_memory_ = libtorch_backend::peak_memory_bytes(settings_.device);
     ++steps_;
     return result;
 }
@@ -219,7 +232,7 @@ void TorchSession::read_gradients(float* const* gradients) {
 }
 
 uint64_t TorchSession::peak_memory_bytes() {
-    return libtorch_backend::peak_memory_bytes(settings_.device);
+    return steps_ > 0 ? peak_memory_ : libtorch_backend::peak_memory_bytes(settings_.device);
 }
 
 std::string TorchSession::manifest_json() {
@@ -260,14 +273,18 @@ std::string TorchSession::manifest_json() {
         json += std::string("\"cuda_graphs\": ") + boolean(settings_.cuda_graphs) + ", ";
         if (settings_.cuda_graphs)
             json +=
-                "\"cuda_graph\": \"whole step captured at step 2 and replayed; each step copies "
-                "its batch into the graph's input first\", ";
+                "\"cuda_graph\": \"first step eager, the whole step captured at the second and "
+                "replayed from then on; each step copies its batch into the graph's input "
+                "first\", ";
     }
     json += "\"backward\": \"LibTorch autograd\", ";
     json +=
         "\"optimizer\": " +
         quote(std::string("RMSProp (") + (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
-              " variant) as in-place tensor operations") +
+              " variant) as in-place tensor operations, " +
+              (optimizer_.multi_tensor() ? "multi-tensor (_foreach_) over every parameter at once"
+                                         : "one parameter at a time") +
+              " (option foreach)") +
         ", ";
     json +=
         "\"fusions\": [" +
@@ -276,7 +293,7 @@ std::string TorchSession::manifest_json() {
                                       : std::string()) +
         "], ";
     json += std::string("\"phase_times\": ") +
-            quote(cuda ? "not measured on CUDA (asynchronous)" : "measured") + ", ";
+            quote(cuda ? "CUDA events on the step's stream" : "host clock") + ", ";
     json += "\"layers\": " + std::to_string(network_.layers());
     return json + "}";
 }

@@ -6,6 +6,7 @@
 #include "network.hpp"
 #include "optimizer.hpp"
 #include "options.hpp"
+#include "phase_events.hpp"
 #include "step_graph.hpp"
 
 #include <ATen/Tensor.h>
@@ -36,7 +37,8 @@ private:
     // per-step upload from host memory.
     std::pair<at::Tensor, at::Tensor> stage(size_t b) const;
     // Forward, backward and update on the given batch; `times` receives the phase times when it
-    // is not null (CPU only: there the operations are synchronous).
+    // is not null (on the CPU, where the operations are synchronous); on CUDA the phase events
+    // are recorded instead.
     at::Tensor train(const at::Tensor& input, const at::Tensor& target, hb::StepResult* times);
     double graph_step(size_t b);
     void clear_gradients();
@@ -49,8 +51,10 @@ private:
     // Device placement: the batches on the device. Host placement: copies in host memory.
     std::vector<at::Tensor> inputs_, targets_;
     std::unique_ptr<StepGraph> graph_;
+    std::unique_ptr<PhaseEvents> events_;                    // CUDA devices
     at::Tensor static_input_, static_target_, static_loss_;  // what the CUDA graph reads and writes
     int64_t steps_ = 0;
+    uint64_t peak_memory_ = 0;
     bool state_loaded_ = false;
 };
 
