@@ -1,71 +1,234 @@
 #!/usr/bin/env bash
-# On a CUDA machine, in one go (DESIGN §9-10): builds the GPU plugins against the LibTorch and
-# cuDNN found there, checks them against the CPU reference on configs/check.yaml, runs the seed
-# experiment (configs/hourglass8.yaml) with the GPU backends, and prints a summary.
-# The harness itself comes from the Debian build machine: run scripts/gpu-bundle.sh there first.
-# Everything it writes goes to $OUT (default gpu-out/).
+# The GPU run, in one call on a CUDA machine (docs/gpu.md): builds the GPU plugins against the
+# LibTorch and cuDNN found there, checks them against the CPU reference (configs/check.yaml),
+# runs the seed experiment (configs/hourglass8.yaml) on the GPU backends, times eager PyTorch on
+# the same problem (scripts/pytorch-peer.py), then runs the GPU plugins' test programs. Every
+# stage has a time limit, and the whole fits in 8 minutes even when one hangs; the summary is
+# rewritten after each stage, so what finished comes back.
+#
+#   scripts/gpu-check.sh             on the CUDA machine; the bundle (scripts/gpu-bundle.sh, run on
+#                                    the build machine) must have travelled with the tree
+#   scripts/gpu-check.sh --rehearse  here, without a GPU: the same stages on the CPU backends
+#
+# Environment: OUT (default gpu-out/) receives at most 6 files; HB_BUNDLE (default gpu-bundle);
+# HB_STAGES (default "build check experiment peer tests"); HB_GPU_PLUGINS, a folder of plugins built
+# by an earlier run, replaces the build stage; PYTHON (default python3) is the one with torch;
+# HB_LIMIT_SCALE multiplies every stage's time limit (default 1, 3 for a rehearsal on a small
+# machine).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+
+mode=gpu
+case "${1:-}" in
+  "") ;;
+  --rehearse) mode=rehearsal ;;
+  -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "gpu-check: unknown argument '$1' (expected --rehearse or nothing)" >&2; exit 2 ;;
+esac
+
 bundle=${HB_BUNDLE:-gpu-bundle}
 out=${OUT:-gpu-out}
-mkdir -p "$out"
+stages=${HB_STAGES:-build check experiment peer tests}
+python=${PYTHON:-python3}
 harness="$bundle/harness"
-step() { printf '\n== %s\n' "$*"; }
+for f in harness cudnn_gpu_test libtorch_test plugins/hb_reference.so; do
+  if [ ! -e "$bundle/$f" ]; then
+    echo "gpu-check: $bundle/$f is missing. On the build machine run scripts/gpu-bundle.sh," \
+      "then call the device with carry [\"$bundle\"]: the bundle is git-ignored and travels" \
+      "only when the call names it." >&2
+    exit 2
+  fi
+done
+mkdir -p "$out"
+if [ -n "$(ls -A "$out")" ]; then
+  echo "gpu-check: $out is not empty; it receives this run's files only" >&2
+  exit 2
+fi
 
-step environment
-grep PRETTY_NAME /etc/os-release || true
-ldd "$harness" | grep "not found" || echo "the bundled harness finds its libraries"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "no nvidia-smi"
-nvcc --version | tail -n 2
-python3 - <<'PY' || echo "no PyTorch"
-import os, torch
-print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())
-print("torch cmake prefix:", torch.utils.cmake_prefix_path)
-try:
-    import nvidia.cudnn as cudnn
-    root = list(cudnn.__path__)[0]
-    for sub in ("include", "lib"):
-        p = os.path.join(root, sub)
-        print(p, sorted(os.listdir(p))[:12] if os.path.isdir(p) else "missing")
-except ImportError as e:
-    print("no nvidia.cudnn wheel:", e)
-PY
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
-torch_lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)
-cudnn_root=$(python3 -c 'import nvidia.cudnn as c; print(list(c.__path__)[0])' 2>/dev/null)
-[ -x "$harness" ] || { echo "no $harness: run scripts/gpu-bundle.sh on the build machine"; exit 2; }
+limit_scale=${HB_LIMIT_SCALE:-$([ "$mode" = gpu ] && echo 1 || echo 3)}
+if [ "$mode" = gpu ]; then
+  check_backends=libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16
+  run_backends=libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs
+  run_config=configs/hourglass8.yaml
+  baseline=cudnn
+  peer_of=libtorch-cuda
+  device=cuda
+else
+  check_backends=libtorch-cpu
+  run_backends=libtorch-cpu
+  run_config=configs/hourglass2.yaml
+  baseline=libtorch-cpu
+  peer_of=libtorch-cpu
+  device=cpu
+fi
+# The files that come back, 6 at most.
+summary="$out/summary.md"
+log="$out/log.txt"
+check_out="$out/check.txt"
+csv="$out/$(basename "$run_config" .yaml)-$mode.csv"  # and its .json sidecar
+plugins_archive="$out/gpu-plugins.tar.gz"
+build=${HB_GPU_BUILD:-build-gpu}
+stage_output=$(mktemp)
+trap 'rm -f "$stage_output"' EXIT
+started=$(date +%s)
+deadline=$((started + 470 * limit_scale))
+stage_rows="" report="" peer="" test_results=""
 
-step build the GPU plugins
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHB_PLUGINS_ONLY=ON \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" ${cudnn_root:+-DCUDNN_ROOT="$cudnn_root"} \
-  -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1
-grep -E "plugin |Error" "$out/configure.log"
-cmake --build build-gpu -j"$(nproc)" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; }
-ls build-gpu/plugins
-export HARNESS_PLUGIN_PATH="$PWD/build-gpu/plugins:$PWD/$bundle/plugins"
-export LD_LIBRARY_PATH="${cudnn_root:+$cudnn_root/lib:}${torch_lib:+$torch_lib:}${LD_LIBRARY_PATH:-}"
+write_summary() {
+  {
+    echo "# scripts/gpu-check.sh ($mode), $(date -u +%FT%TZ)"
+    echo
+    echo "$environment"
+    echo
+    echo "| stage | result | took | limit |"
+    echo "| --- | --- | --- | --- |"
+    printf '%b' "$stage_rows"
+    echo
+    echo "whole run: $(($(date +%s) - started)) s"
+    if [ -s "$check_out" ]; then
+      printf '\n## Conformance (%s, baseline reference on the CPU)\n\n```\n' configs/check.yaml
+      cat "$check_out"
+      echo '```'
+    fi
+    if [ -n "$report" ]; then
+      printf '\n## Seed experiment (%s)\n\n%s\n' "$run_config" "$report"
+    fi
+    if [ -n "$peer" ]; then
+      printf '\nThe same problem in eager PyTorch (scripts/pytorch-peer.py): %s\n' "$peer"
+    fi
+    if [ -n "$test_results" ]; then
+      printf '\n## Test programs\n\n%s\n%s\n%s\n' '```' "$test_results" '```'
+    fi
+  } >"$summary"
+}
 
-step plugins
-"$harness" list
+# stage NAME LIMIT_S COMMAND...: runs COMMAND (a program, or a function exported with export -f)
+# with a time limit, its output into the log (and the log's end on the screen when it fails),
+# and records the outcome in the summary.
+stage() {
+  local name=$1 limit=$(($2 * limit_scale))
+  shift 2
+  local t0 rc result
+  t0=$(date +%s)
+  if [ $((deadline - t0)) -lt "$limit" ]; then limit=$((deadline - t0)); fi
+  if [ "$limit" -lt 5 ]; then
+    stage_rows+="| $name | not run: the run's time is used up | 0 s | |\n"
+    write_summary
+    return 1
+  fi
+  printf '\n== %s (limit %s s)\n' "$name" "$limit" | tee -a "$log"
+  timeout --kill-after=5 "$limit" bash -c '"$@"' _ "$@" >"$stage_output" 2>&1
+  rc=$?
+  cat "$stage_output" >>"$log"
+  case $rc in
+    0) result=ok ;;
+    124 | 137) result="timed out" ;;
+    *) result="failed ($rc)" ;;
+  esac
+  stage_rows+="| $name | $result | $(($(date +%s) - t0)) s | $limit s |\n"
+  echo "-- $name: $result in $(($(date +%s) - t0)) s"
+  [ "$rc" -eq 0 ] || tail -n 15 "$stage_output"
+  write_summary
+  return "$rc"
+}
 
-step "plugin tests (a small network, every mode, against the reference on the CPU)"
-HB_CUDNN_PLUGIN="$PWD/build-gpu/plugins/hb_cudnn.so" HB_CHECK_CONFIG="$PWD/configs/check.yaml" \
-  timeout 600 "$bundle/cudnn_gpu_test" \
-  --gtest_brief=1 >"$out/cudnn_gpu_test.txt" 2>&1
-tail -n 25 "$out/cudnn_gpu_test.txt"
-HB_LIBTORCH_PLUGIN="$PWD/build-gpu/plugins/hb_libtorch.so" timeout 600 "$bundle/libtorch_test" \
-  --gtest_brief=1 --gtest_filter='LibTorchCuda.*:LibTorchPlugin.*' >"$out/libtorch_test.txt" 2>&1
-tail -n 25 "$out/libtorch_test.txt"
+wants() { [[ " $stages " == *" $1 "* ]]; }
 
-step "conformance (configs/check.yaml, baseline reference on the CPU)"
-"$harness" check configs/check.yaml \
-  --backends libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16 | tee "$out/check.txt"
+environment=$(
+  grep PRETTY_NAME /etc/os-release 2>/dev/null | cut -d= -f2 | tr -d '"'
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
+    echo "no GPU (nvidia-smi: none)"
+  timeout 60 "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null ||
+    echo "no PyTorch for $python"
+)
+environment="- ${environment//$'\n'/$'\n'- }"
+: >"$log"
+write_summary
 
-step "seed experiment (configs/hourglass8.yaml)"
-"$harness" run configs/hourglass8.yaml \
-  --backends libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs \
-  --output "$out/hourglass8-h200.csv"
+configure_and_build() {
+  local torch_prefix cudnn_root
+  torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  # The wheel's cuDNN, headers and library together, so a system libcudnn cannot pair with the
+  # wheel's headers.
+  cudnn_root=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0])' 2>/dev/null)
+  local cudnn_args=()
+  if [ -n "$cudnn_root" ] && [ -f "$cudnn_root/include/cudnn.h" ]; then
+    cudnn_args=(-DCUDNN_INCLUDE_DIR="$cudnn_root/include"
+      -DCUDNN_LIBRARY="$cudnn_root/lib/libcudnn.so.9")
+  fi
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHB_PLUGINS_ONLY=ON \
+    -DCMAKE_PREFIX_PATH="$torch_prefix" "${cudnn_args[@]}" -DCMAKE_CUDA_ARCHITECTURES=90 ||
+    return
+  # -k 0: one plugin failing to compile does not stop the other.
+  cmake --build "$build" -j"$(nproc)" --target hb_cudnn hb_libtorch -- -k 0
+  local rc=$?
+  ls -l "$build/plugins"
+  return $rc
+}
+export -f configure_and_build
+export python build
 
-step summary
-"$harness" report "$out/hourglass8-h200.csv" --baseline cudnn | tee "$out/summary.md"
-echo "(vs cudnn: each median over cudnn fp32's; libtorch-cuda's value is the libtorch/cudnn ratio)"
+if [ -n "${HB_GPU_PLUGINS:-}" ]; then
+  plugins=$HB_GPU_PLUGINS
+  stage_rows+="| build | plugins from $plugins | 0 s | |\n"
+elif wants build; then
+  plugins="$build/plugins"
+  stage build 150 configure_and_build
+  (cd "$build" && tar -czf "$OLDPWD/$plugins_archive" plugins/hb_cudnn.so plugins/hb_libtorch.so 2>/dev/null)
+else
+  plugins="$build/plugins"
+fi
+export HARNESS_PLUGIN_PATH="$PWD/$plugins:$PWD/$bundle/plugins"
+torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)
+cudnn_lib=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
+export LD_LIBRARY_PATH="${cudnn_lib:+$cudnn_lib:}${torch_lib:+$torch_lib:}${LD_LIBRARY_PATH:-}"
+"$harness" list >>"$log" 2>&1
+
+if wants check; then
+  stage "check ($check_backends)" 75 "$harness" check configs/check.yaml --backends "$check_backends"
+  cp "$stage_output" "$check_out"
+  write_summary
+fi
+
+if wants experiment; then
+  stage "seed experiment ($run_backends)" 120 \
+    "$harness" run "$run_config" --backends "$run_backends" --warmup 2 --iterations 10 \
+    --output "$csv" --dump "$build/dump"
+  if [ -s "$csv" ]; then
+    report=$("$harness" report "$csv" --baseline "$baseline" 2>>"$log")
+    write_summary
+  fi
+fi
+
+# Eager PyTorch on the same problem: the libtorch backend must be as fast as PyTorch used directly.
+if wants peer && [ -s "${csv%.csv}.json" ]; then
+  expected=$("$python" -c 'import json, sys
+runs = [r for r in json.load(open(sys.argv[1]))["runs"] if r["backend"] == sys.argv[2]]
+print(runs[0]["first_loss"] if runs and runs[0]["status"] == "ok" else "")' "${csv%.csv}.json" "$peer_of")
+  stage "eager PyTorch on $device (peer of $peer_of)" 60 "$python" scripts/pytorch-peer.py \
+    "$build/dump" --device "$device" --threads "$(nproc)" --warmup 2 --iterations 10 \
+    ${expected:+--expect-loss "$expected"}
+  peer=$(grep '^pytorch-' "$stage_output")
+  write_summary
+fi
+
+if wants tests; then
+  stage cudnn_gpu_test 75 env HB_CUDNN_PLUGIN="$PWD/$plugins/hb_cudnn.so" \
+    HB_CHECK_CONFIG="$PWD/configs/check.yaml" "$bundle/cudnn_gpu_test" --gtest_brief=1
+  test_results+="cudnn_gpu_test:"$'\n'$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$stage_output")$'\n'
+  stage "libtorch_test (CUDA)" 45 env HB_LIBTORCH_PLUGIN="$PWD/$plugins/hb_libtorch.so" \
+    "$bundle/libtorch_test" --gtest_brief=1 --gtest_filter='LibTorchCuda.*:LibTorchPlugin.*'
+  test_results+="libtorch_test:"$'\n'$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$stage_output")
+  write_summary
+fi
+
+write_summary
+count=$(find "$out" -type f | wc -l)
+echo
+cat "$summary"
+echo
+echo "gpu-check: $count files in $out:" "$out"/*
+if [ "$count" -gt 6 ]; then
+  echo "gpu-check: more than 6 files in $out" >&2
+  exit 1
+fi

@@ -3,8 +3,12 @@
 directory (same graph, weights, batches and optimizer), in eager PyTorch or under torch.compile,
 timed the way the harness times a step.
 
-    pytorch-peer.py DUMP_DIR [--mode eager|compile] [--threads N] [--warmup N] [--iterations N]
-                    [--expect-loss LOSS] [--json FILE]
+    pytorch-peer.py DUMP_DIR [--mode eager|compile] [--device cpu|cuda] [--threads N]
+                    [--warmup N] [--iterations N] [--expect-loss LOSS] [--json FILE]
+
+On CUDA the batches live on the device (the harness's `device` placement), cuDNN picks its
+algorithms by measurement (torch.backends.cudnn.benchmark, as the libtorch backend does by
+default) and TF32 is off: the float32 step that `libtorch-cuda` and `cudnn` run.
 
 Prints one line: mode, PyTorch version, median and IQR in ms, first and last loss. With
 --expect-loss (the first-step loss a backend reported for the same config), exits 1 when the first
@@ -146,6 +150,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dump", type=Path)
     parser.add_argument("--mode", choices=("eager", "compile"), default="eager")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=10)
@@ -157,9 +162,14 @@ def main():
     index = json.loads((args.dump / "index.json").read_text())
     if "optimizer" not in index:
         sys.exit(f"{args.dump}: index.json has no optimizer; dump it again with this harness")
-    model = Hourglass(index, args.dump)
+    if args.device == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+    model = Hourglass(index, args.dump).to(args.device)
     optimizer = optimizer_for(index["optimizer"], list(model.parameters()))
-    batches = [(read_npy(args.dump / f"input.{b}.npy"), read_npy(args.dump / f"target.{b}.npy"))
+    batches = [(read_npy(args.dump / f"input.{b}.npy").to(args.device),
+                read_npy(args.dump / f"target.{b}.npy").to(args.device))
                for b in range(index["batches"])]
     forward = torch.compile(model) if args.mode == "compile" else model
 
@@ -181,11 +191,12 @@ def main():
 
     quartiles = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
     result = {
-        "mode": args.mode, "torch": torch.__version__, "threads": args.threads,
+        "mode": args.mode, "device": args.device, "torch": torch.__version__,
+        "threads": args.threads,
         "warmup": args.warmup, "samples_ms": samples, "median_ms": statistics.median(samples),
         "iqr_ms": quartiles[2] - quartiles[0], "losses": losses,
     }
-    print(f"pytorch-{args.mode} torch {torch.__version__}: median {result['median_ms']:.1f} ms, "
+    print(f"pytorch-{args.mode} on {args.device}, torch {torch.__version__}: median {result['median_ms']:.1f} ms, "
           f"IQR {result['iqr_ms']:.1f} ms, first loss {losses[0]:.6g}, last loss {losses[-1]:.6g}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
