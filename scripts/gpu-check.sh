@@ -140,6 +140,8 @@ environment=$(
     echo "no GPU (nvidia-smi: none)"
   timeout 60 "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null ||
     echo "no PyTorch for $python"
+  echo "$(cmake --version | head -n 1), $(c++ --version 2>&1 | head -n 1)," \
+    "nvcc $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo none)"
 )
 environment="- ${environment//$'\n'/$'\n'- }"
 : >"$log"
