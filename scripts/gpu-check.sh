@@ -48,17 +48,17 @@ fi
 limit_scale=${HB_LIMIT_SCALE:-$([ "$mode" = gpu ] && echo 1 || echo 3)}
 if [ "$mode" = gpu ]; then
   check_backends=libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16
-  run_backends=libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs
+  run_backends=libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs,cudnn-legacy
   run_config=configs/hourglass8.yaml
   baseline=cudnn
-  peer_of=libtorch-cuda
+  peers="libtorch-cuda cudnn-bf16-graphs:--bf16"
   device=cuda
 else
   check_backends=libtorch-cpu
   run_backends=libtorch-cpu
   run_config=configs/hourglass2.yaml
   baseline=libtorch-cpu
-  peer_of=libtorch-cpu
+  peers=libtorch-cpu
   device=cpu
 fi
 # The files that come back, 6 at most.
@@ -94,7 +94,7 @@ write_summary() {
       printf '\n## Seed experiment (%s)\n\n%s\n' "$run_config" "$report"
     fi
     if [ -n "$peer" ]; then
-      printf '\nThe same problem in eager PyTorch (scripts/pytorch-peer.py): %s\n' "$peer"
+      printf '\nThe same problem in eager PyTorch (scripts/pytorch-peer.py):\n\n%s' "$peer"
     fi
     if [ -n "$test_results" ]; then
       printf '\n## Test programs\n\n%s\n%s\n%s\n' '```' "$test_results" '```'
@@ -202,16 +202,21 @@ if wants experiment; then
   fi
 fi
 
-# Eager PyTorch on the same problem: the libtorch backend must be as fast as PyTorch used directly.
+# Eager PyTorch on the same problem: the libtorch backend must be as fast as PyTorch used
+# directly. Each peer is "backend[:peer-flag]", the backend whose first loss it must reproduce.
 if wants peer && [ -s "${csv%.csv}.json" ]; then
-  expected=$("$python" -c 'import json, sys
+  for p in $peers; do
+    of=${p%%:*} flag=${p#*:}
+    [ "$flag" != "$p" ] || flag=""
+    expected=$("$python" -c 'import json, sys
 runs = [r for r in json.load(open(sys.argv[1]))["runs"] if r["backend"] == sys.argv[2]]
-print(runs[0]["first_loss"] if runs and runs[0]["status"] == "ok" else "")' "${csv%.csv}.json" "$peer_of")
-  stage "eager PyTorch on $device (peer of $peer_of)" 60 "$python" scripts/pytorch-peer.py \
-    "$build/dump" --device "$device" --threads "$(nproc)" --warmup 2 --iterations 10 \
-    ${expected:+--expect-loss "$expected"}
-  peer=$(grep '^pytorch-' "$stage_output")
-  write_summary
+print(runs[0]["first_loss"] if runs and runs[0]["status"] == "ok" else "")' "${csv%.csv}.json" "$of")
+    stage "eager PyTorch $flag on $device (peer of $of)" 45 "$python" scripts/pytorch-peer.py \
+      "$build/dump" --device "$device" ${flag:+"$flag"} --threads "$(nproc)" --warmup 2 --iterations 10 \
+      ${expected:+--expect-loss "$expected"}
+    peer+="- $(grep '^pytorch-' "$stage_output") (peer of $of)"$'\n'
+    write_summary
+  done
 fi
 
 if wants tests; then

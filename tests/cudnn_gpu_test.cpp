@@ -202,6 +202,8 @@ INSTANTIATE_TEST_SUITE_P(
                       StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
                       StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
                       StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
+                      StepMode{"legacy_convolutions_nhwc",
+                               {{"convolutions", "legacy"}, {"layout", "nhwc"}}},
                       StepMode{"tf32", {{"math", "tf32"}}}, StepMode{"bf16", {{"math", "bf16"}}},
                       StepMode{"bf16_nhwc_fused_graphs",
                                {{"math", "bf16"},

@@ -6,6 +6,7 @@
 #include "convolution.hpp"
 #include "data/initial_state.hpp"
 #include "events.hpp"
+#include "graph_convolution.hpp"
 #include "hb/plugin.hpp"
 #include "kernel_math.hpp"
 #include "layers.hpp"
@@ -86,21 +87,36 @@ TEST(CudnnEvents, RecordedAsGraphNodesOnlyWhileCapturing) {
     EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusInvalidated), cudaEventRecordDefault);
 }
 
+TEST(CudnnGraphConvolution, Fp32AdmitsNeitherTensorCoresNorDownConversion) {
+    using cudnn_backend::engine_admitted;
+    EXPECT_TRUE(engine_admitted(Math::fp32, false, false));
+    EXPECT_FALSE(engine_admitted(Math::fp32, true, false));
+    EXPECT_FALSE(engine_admitted(Math::fp32, false, true));
+    for (Math m : {Math::tf32, Math::bf16}) {
+        EXPECT_TRUE(engine_admitted(m, true, false));
+        EXPECT_TRUE(engine_admitted(m, true, true));
+    }
+}
+
 TEST(CudnnOptions, DefaultsAndValues) {
     const hb_optimizer o = torch_rmsprop();
-    std::vector<hb_option> options = {
-        {"math", "tf32"}, {"layout", "nhwc"}, {"fused_bn_relu", "true"}, {"cuda_graphs", "1"}};
+    std::vector<hb_option> options = {{"math", "tf32"},
+                                      {"layout", "nhwc"},
+                                      {"fused_bn_relu", "true"},
+                                      {"cuda_graphs", "1"},
+                                      {"convolutions", "legacy"}};
     hb_session_desc desc{};
     desc.struct_size = sizeof(desc);
     desc.graph = problem().abi.get();
     desc.optimizer = &o;
     desc.device = "cuda:3";
     desc.placement = HB_PLACEMENT_HOST;
-    desc.num_options = 4;
+    desc.num_options = 5;
     desc.options = options.data();
     const Settings s = parse_settings(desc);
     EXPECT_EQ(s.math, Math::tf32);
     EXPECT_EQ(s.layout, Layout::nhwc);
+    EXPECT_EQ(s.convolutions, ConvolutionApi::legacy);
     EXPECT_TRUE(s.fused_bn_relu);
     EXPECT_TRUE(s.cuda_graphs);
     EXPECT_EQ(s.device, 3);
@@ -110,6 +126,7 @@ TEST(CudnnOptions, DefaultsAndValues) {
     const Settings d = parse_settings(desc);
     EXPECT_EQ(d.math, Math::fp32);
     EXPECT_EQ(d.layout, Layout::nchw);
+    EXPECT_EQ(d.convolutions, ConvolutionApi::graph);
     EXPECT_FALSE(d.fused_bn_relu);
     EXPECT_FALSE(d.cuda_graphs);
     EXPECT_EQ(storage_of(d.math), Storage::f32);
@@ -126,6 +143,7 @@ TEST(CudnnOptions, Rejections) {
     EXPECT_EQ(status_of({{"math", "fp16"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"math", "fp64"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"layout", "chwn"}}), HB_UNSUPPORTED);
+    EXPECT_EQ(status_of({{"convolutions", "v7"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"cuda_graph", "true"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"fused_bn_relu", "maybe"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({}, "cpu"), HB_UNAVAILABLE);

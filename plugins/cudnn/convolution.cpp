@@ -96,12 +96,15 @@ const Perf* fastest(const std::vector<Perf>& results, int count, size_t limit, M
 }
 
 std::string key_of(const LayerPlan& l, bool backward_data) {
-    return to_string(l.in) + "->" + to_string(l.out) + " k" + std::to_string(l.kernel) + " s" +
-           std::to_string(l.stride) + " p" + std::to_string(l.padding) +
-           (backward_data ? " dx" : "");
+    return convolution_key(l) + (backward_data ? " dx" : "");
 }
 
 }  // namespace
+
+std::string convolution_key(const LayerPlan& l) {
+    return to_string(l.in) + "->" + to_string(l.out) + " k" + std::to_string(l.kernel) + " s" +
+           std::to_string(l.stride) + " p" + std::to_string(l.padding);
+}
 
 cudnnTensorFormat_t tensor_format(Layout layout) {
     return layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;

@@ -32,6 +32,9 @@ struct ConvolutionDescriptors {
     ConvolutionDescriptor forward, backward_data, backward_filter;
 };
 
+// The shape of a convolution, what its measured choices are cached by.
+std::string convolution_key(const LayerPlan& layer);
+
 cudnnTensorFormat_t tensor_format(Layout layout);
 cudnnDataType_t data_type(Storage storage);
 void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& shape, Layout layout,

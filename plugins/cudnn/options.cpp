@@ -74,6 +74,15 @@ Settings parse_settings(const hb_session_desc& desc) {
     else
         throw hb::Error("option 'layout': expected nchw or nhwc, got '" + layout + "'",
                         HB_UNSUPPORTED);
+    const std::string convolutions = options.get_string("convolutions", "graph");
+    if (convolutions == "graph")
+        s.convolutions = ConvolutionApi::graph;
+    else if (convolutions == "legacy")
+        s.convolutions = ConvolutionApi::legacy;
+    else
+        throw hb::Error(
+            "option 'convolutions': expected graph or legacy, got '" + convolutions + "'",
+            HB_UNSUPPORTED);
     s.fused_bn_relu = options.get_bool("fused_bn_relu", false);
     s.cuda_graphs = options.get_bool("cuda_graphs", false);
     options.check_all_used();

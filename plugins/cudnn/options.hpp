@@ -11,6 +11,9 @@ namespace cudnn_backend {
 
 enum class Math { fp32, tf32, bf16 };
 enum class Layout { nchw, nhwc };
+// How convolutions reach cuDNN: its graph API (every engine, chosen by heuristics and timing) or
+// the legacy cudnnFind*/cudnnConvolution* calls (its older kernels only).
+enum class ConvolutionApi { graph, legacy };
 // The element type of activations and their gradients: float32, or bfloat16 in bf16 math
 // (parameters, their gradients, optimizer state and statistics stay float32).
 enum class Storage { f32, bf16 };
@@ -24,6 +27,7 @@ const char* to_string(Layout layout);
 struct Settings {
     Math math = Math::fp32;
     Layout layout = Layout::nchw;
+    ConvolutionApi convolutions = ConvolutionApi::graph;
     bool fused_bn_relu = false;
     bool cuda_graphs = false;
     int device = 0;  // the N of "cuda:N"
@@ -34,8 +38,8 @@ struct Settings {
 // "cuda:N" (or "cuda", meaning cuda:0) -> N; anything else is HB_UNAVAILABLE.
 int parse_device(const std::string& device);
 
-// Reads the desc and its options (math, layout, fused_bn_relu, cuda_graphs); unknown keys and
-// unsupported values throw hb::Error with HB_UNSUPPORTED.
+// Reads the desc and its options (math, layout, convolutions, fused_bn_relu, cuda_graphs);
+// unknown keys and unsupported values throw hb::Error with HB_UNSUPPORTED.
 Settings parse_settings(const hb_session_desc& desc);
 
 }  // namespace cudnn_backend

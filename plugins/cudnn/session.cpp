@@ -376,7 +376,11 @@ std::string CudnnSession::manifest_json() {
     const bool bf16 = settings_.math == Math::bf16;
     std::ostringstream json;
     json << "{\"math\": \"" << to_string(settings_.math) << "\", \"layout\": \""
-         << to_string(settings_.layout) << "\", \"placement\": \""
+         << to_string(settings_.layout) << "\", \"convolution_api\": \""
+         << (settings_.convolutions == ConvolutionApi::graph
+                 ? "graph (engines by cuDNN's heuristics, the first 8 admitted timed)"
+                 : "legacy (cudnnFind*AlgorithmEx)")
+         << "\", \"placement\": \""
          << (settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
          << "\", \"cuda_graphs\": " << (settings_.cuda_graphs ? "true" : "false")
          << (settings_.cuda_graphs

@@ -187,7 +187,14 @@ TrainingStep::BatchNormExSizes TrainingStep::batchnorm_ex_sizes(
 void TrainingStep::set_up_layers() {
     Plan& plan = *plan_;
     layers_.resize(plan.layers().size());
-    AlgorithmSearch search(handle_, plan, workspace_limit_, settings_.math);
+    const bool graph_api = settings_.convolutions == ConvolutionApi::graph;
+    std::unique_ptr<GraphConvolutionSearch> graph;
+    std::unique_ptr<AlgorithmSearch> legacy;
+    if (graph_api)
+        graph = std::make_unique<GraphConvolutionSearch>(handle_, plan, workspace_limit_,
+                                                         settings_.math, settings_.layout);
+    else
+        legacy = std::make_unique<AlgorithmSearch>(handle_, plan, workspace_limit_, settings_.math);
     for (size_t i = 0; i < layers_.size(); ++i) {
         const LayerPlan& layer = plan.layers()[i];
         DeviceLayer& device = layers_[i];
@@ -195,7 +202,19 @@ void TrainingStep::set_up_layers() {
         if (layer.kind == HB_LAYER_CONV2D) {
             device.conv = std::make_unique<ConvolutionDescriptors>(
                 make_convolution_descriptors(layer, settings_.layout, settings_.math));
-            device.algorithms = search.choose(layer, *device.conv, layer.input_gradient[0]);
+            if (graph_api) {
+                device.graph_forward = graph->choose(layer, Direction::forward, false);
+                if (layer.input_gradient[0])
+                    device.graph_backward_data =
+                        graph->choose(layer, Direction::backward_data, layer.accumulate[0]);
+                device.graph_backward_filter =
+                    graph->choose(layer, Direction::backward_filter, false);
+                device.algorithms.forward = device.graph_forward.choice();
+                device.algorithms.backward_data = device.graph_backward_data.choice();
+                device.algorithms.backward_filter = device.graph_backward_filter.choice();
+            } else {
+                device.algorithms = legacy->choose(layer, *device.conv, layer.input_gradient[0]);
+            }
             const ConvolutionChoice& a = device.algorithms;
             if (a.forward.workspace)
                 device.forward_workspace =
@@ -216,7 +235,7 @@ void TrainingStep::set_up_layers() {
             set_up_batchnorm(layer, device);
         }
     }
-    measured_shapes_ = search.measured();
+    measured_shapes_ = graph_api ? graph->measured() : legacy->measured();
 }
 
 void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device) {
@@ -328,11 +347,15 @@ void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
     switch (layer.kind) {
         case HB_LAYER_CONV2D: {
             const ConvolutionDescriptors& d = *device.conv;
-            HB_CHECK(cudnnConvolutionForward(
-                handle_, &one, d.x.get(), x, d.w.get(), convolution_weight(layer.weight),
-                d.forward.get(), cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
-                arena(device.forward_workspace), request_bytes(device.forward_workspace), &zero,
-                d.y.get(), y));
+            if (device.graph_forward)
+                device.graph_forward.run(handle_, x, convolution_weight(layer.weight), y,
+                                         arena(device.forward_workspace));
+            else
+                HB_CHECK(cudnnConvolutionForward(
+                    handle_, &one, d.x.get(), x, d.w.get(), convolution_weight(layer.weight),
+                    d.forward.get(), cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
+                    arena(device.forward_workspace), request_bytes(device.forward_workspace), &zero,
+                    d.y.get(), y));
             if (layer.bias < 0) break;
             if (bf16())
                 kernels::bias_forward(storage_, y, tensor(layer.bias), layer.out, nhwc, stream_);
@@ -423,19 +446,28 @@ void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
         case HB_LAYER_CONV2D: {
             const ConvolutionDescriptors& d = *device.conv;
             const ConvolutionChoice& a = device.algorithms;
-            if (dx)
+            // The graph API's plans blend the input gradient as chosen at setup.
+            if (dx && device.graph_backward_data)
+                device.graph_backward_data.run(handle_, dx, convolution_weight(layer.weight), dy,
+                                               arena(device.backward_data_workspace));
+            else if (dx)
                 HB_CHECK(cudnnConvolutionBackwardData(
                     handle_, &one, d.w.get(), convolution_weight(layer.weight), d.y.get(), dy,
                     d.backward_data.get(), cudnnConvolutionBwdDataAlgo_t(a.backward_data.algorithm),
                     arena(device.backward_data_workspace),
                     request_bytes(device.backward_data_workspace), blend(accumulate), d.x.get(),
                     dx));
-            HB_CHECK(cudnnConvolutionBackwardFilter(
-                handle_, &one, d.x.get(), x, d.y.get(), dy, d.backward_filter.get(),
-                cudnnConvolutionBwdFilterAlgo_t(a.backward_filter.algorithm),
-                arena(device.backward_filter_workspace),
-                request_bytes(device.backward_filter_workspace), &zero, d.w.get(),
-                convolution_weight_gradient(layer.weight)));
+            if (device.graph_backward_filter)
+                device.graph_backward_filter.run(handle_, x,
+                                                 convolution_weight_gradient(layer.weight), dy,
+                                                 arena(device.backward_filter_workspace));
+            else
+                HB_CHECK(cudnnConvolutionBackwardFilter(
+                    handle_, &one, d.x.get(), x, d.y.get(), dy, d.backward_filter.get(),
+                    cudnnConvolutionBwdFilterAlgo_t(a.backward_filter.algorithm),
+                    arena(device.backward_filter_workspace),
+                    request_bytes(device.backward_filter_workspace), &zero, d.w.get(),
+                    convolution_weight_gradient(layer.weight)));
             if (bf16())
                 kernels::from_bf16(convolution_weight_gradient(layer.weight),
                                    tensor_gradient(layer.weight),

@@ -11,6 +11,7 @@
 
 #include "channel_kernels.hpp"
 #include "convolution.hpp"
+#include "graph_convolution.hpp"
 #include "handles.hpp"
 #include "options.hpp"
 #include "plan.hpp"
@@ -53,7 +54,8 @@ private:
     struct DeviceLayer {
         // conv2d
         std::unique_ptr<ConvolutionDescriptors> conv;
-        ConvolutionChoice algorithms;
+        ConvolutionChoice algorithms;  // what runs, by either API
+        GraphConvolution graph_forward, graph_backward_data, graph_backward_filter;
         int forward_workspace = -1, backward_data_workspace = -1, backward_filter_workspace = -1;
         // batchnorm
         TensorDescriptor x, parameters;
