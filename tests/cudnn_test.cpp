@@ -87,14 +87,20 @@ TEST(CudnnEvents, RecordedAsGraphNodesOnlyWhileCapturing) {
     EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusInvalidated), cudaEventRecordDefault);
 }
 
-TEST(CudnnGraphConvolution, Fp32AdmitsNeitherTensorCoresNorDownConversion) {
+TEST(CudnnGraphConvolution, EnginesAdmittedByMathMode) {
     using cudnn_backend::engine_admitted;
-    EXPECT_TRUE(engine_admitted(Math::fp32, false, false));
-    EXPECT_FALSE(engine_admitted(Math::fp32, true, false));
-    EXPECT_FALSE(engine_admitted(Math::fp32, false, true));
+    using cudnn_backend::EngineNotes;
+    const EngineNotes plain, tensor_core{true, false, false}, down{false, true, false},
+        reduced{true, false, true};
+    EXPECT_TRUE(engine_admitted(Math::fp32, plain));
+    EXPECT_FALSE(engine_admitted(Math::fp32, tensor_core));
     for (Math m : {Math::tf32, Math::bf16}) {
-        EXPECT_TRUE(engine_admitted(m, true, false));
-        EXPECT_TRUE(engine_admitted(m, true, true));
+        EXPECT_TRUE(engine_admitted(m, plain));
+        EXPECT_TRUE(engine_admitted(m, tensor_core));
+    }
+    for (Math m : {Math::fp32, Math::tf32, Math::bf16}) {
+        EXPECT_FALSE(engine_admitted(m, down));
+        EXPECT_FALSE(engine_admitted(m, reduced));
     }
 }
 

@@ -1,9 +1,11 @@
 // The plugin boundary from the host side: loading failures, calls that fail, and a run in which
-// broken plugins are reported while the others still produce their rows.
+// broken plugins are reported while the others still produce their rows; the GPU driver's version
+// in the provenance.
 #include "harness_process.hpp"
 #include "results/csv_writer.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_listing.hpp"
+#include "run/provenance.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,6 +33,17 @@ std::string load_error(const std::string& name) {
 }
 
 const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
+
+TEST(Provenance, ReadsTheDriverVersionOfEitherKernelModule) {
+    using harness::run::nvidia_driver_version;
+    EXPECT_EQ(
+        nvidia_driver_version("NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release "
+                              "Build  (dvs-builder@U22)  Wed Oct  1 2025"),
+        "580.159.04");
+    EXPECT_EQ(nvidia_driver_version("NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19"),
+              "535.104.05");
+    EXPECT_EQ(nvidia_driver_version("no version here"), "");
+}
 
 TEST(PluginLibrary, LoadsAGoodPluginAndReadsItsDescription) {
     PluginLibrary library = PluginLibrary::load(fake("good"));

@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace harness::run {
@@ -33,12 +35,7 @@ std::string field_of(const std::string& path, const std::string& key) {
 
 // The NVIDIA driver's own files: no dependency on CUDA or nvidia-smi in the harness.
 void read_gpu(results::Provenance& p) {
-    std::string version = field_of("/proc/driver/nvidia/version", "NVRM version");
-    if (!version.empty()) {
-        auto pos = version.find("Kernel Module");
-        p.gpu_driver = trim(pos == std::string::npos ? version : version.substr(pos + 13));
-        p.gpu_driver = p.gpu_driver.substr(0, p.gpu_driver.find(' '));
-    }
+    p.gpu_driver = nvidia_driver_version(field_of("/proc/driver/nvidia/version", "NVRM version"));
     std::error_code ec;
     for (const auto& gpu : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
         std::string model = field_of((gpu.path() / "information").string(), "Model");
@@ -50,6 +47,17 @@ void read_gpu(results::Provenance& p) {
 }
 
 }  // namespace
+
+std::string nvidia_driver_version(const std::string& nvrm_version) {
+    std::istringstream words(nvrm_version);
+    std::string word;
+    while (words >> word)
+        if (std::isdigit(static_cast<unsigned char>(word[0])) &&
+            word.find('.') != std::string::npos &&
+            word.find_first_not_of("0123456789.") == std::string::npos)
+            return word;
+    return "";
+}
 
 std::string utc_now_iso8601() {
     std::time_t now = std::time(nullptr);

@@ -157,7 +157,7 @@ std::vector<BackendDescriptor> engine_configurations(const OperationGraph& g) {
 
 struct EngineFacts {
     int64_t index = -1;
-    bool tensor_core = false, down_converts = false;
+    EngineNotes notes;
 };
 
 EngineFacts facts_of(const BackendDescriptor& configuration) {
@@ -174,8 +174,11 @@ EngineFacts facts_of(const BackendDescriptor& configuration) {
                                       CUDNN_TYPE_NUMERICAL_NOTE, int64_t(notes.size()), &count,
                                       notes.data()));
     for (int64_t i = 0; i < count; ++i) {
-        facts.tensor_core |= notes[size_t(i)] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
-        facts.down_converts |= notes[size_t(i)] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+        const cudnnBackendNumericalNote_t note = notes[size_t(i)];
+        facts.notes.tensor_core |= note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+        facts.notes.down_converts |= note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+        facts.notes.reduced_precision_reduction |=
+            note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
     }
     return facts;
 }
@@ -207,8 +210,9 @@ const char* name_of(Direction d) {
 
 }  // namespace
 
-bool engine_admitted(Math math, bool tensor_core, bool down_converts) {
-    return math != Math::fp32 || (!tensor_core && !down_converts);
+bool engine_admitted(Math math, const EngineNotes& notes) {
+    if (notes.down_converts || notes.reduced_precision_reduction) return false;
+    return math != Math::fp32 || !notes.tensor_core;
 }
 
 void GraphConvolution::run(cudnnHandle_t handle, const void* x, const void* w, const void* y,
@@ -266,7 +270,7 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
     for (const BackendDescriptor& configuration : configurations) {
         if (tried == candidates_timed) break;
         const EngineFacts facts = facts_of(configuration);
-        if (!engine_admitted(math_, facts.tensor_core, facts.down_converts)) continue;
+        if (!engine_admitted(math_, facts.notes)) continue;
         auto plan =
             std::make_shared<BackendDescriptor>(make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));
         set_descriptor(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configuration);
@@ -299,7 +303,7 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
         best.choice.algorithm = int(facts.index);
         best.choice.name = "engine " + std::to_string(facts.index);
         best.choice.workspace = size_t(workspace);
-        best.choice.math = facts.tensor_core ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+        best.choice.math = facts.notes.tensor_core ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
         best.choice.milliseconds = ms;
     }
     if (!best.plan)

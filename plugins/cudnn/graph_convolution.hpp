@@ -25,9 +25,15 @@ using BackendDescriptor =
 
 enum class Direction { forward, backward_data, backward_filter };
 
-// Whether an engine with these numerical notes computes what the math mode promises: fp32 admits
-// no tensor-core (TF32) engine and no engine that converts its inputs down.
-bool engine_admitted(Math math, bool tensor_core, bool down_converts);
+// An engine's numerical notes that the math modes care about.
+struct EngineNotes {
+    bool tensor_core = false;                  // TF32 on float data
+    bool down_converts = false;                // converts its inputs to a narrower type
+    bool reduced_precision_reduction = false;  // accumulates in less than float
+};
+// Whether an engine computes what the math mode promises: every mode accumulates in float from
+// inputs of its own type, and fp32 admits no tensor-core (TF32) engine.
+bool engine_admitted(Math math, const EngineNotes& notes);
 
 // One direction of one layer: the chosen execution plan (shared by the layers of one shape) and
 // the variant pack of the pointers it last ran with.

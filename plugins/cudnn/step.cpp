@@ -273,9 +273,10 @@ void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device)
             device.reserve = plan.add_request(int64_t(sizes.reserve), layer.forward_time,
                                               layer.backward_time, layer.name + " reserve space");
     }
-    // The Ex path writes the input gradient with betaDataDiff = 0, as PyTorch calls it, and adds
-    // it to an existing one in a separate pass.
-    if (!layer.input_gradient[0] || (device.ex && layer.accumulate[0]))
+    // The persistent kernels write the input gradient with betaDataDiff = 0, as PyTorch calls
+    // them, and it is added to an existing one in a separate pass; the spatial ones blend it in.
+    if (!layer.input_gradient[0] ||
+        (device.ex && layer.accumulate[0] && device.mode == CUDNN_BATCHNORM_SPATIAL_PERSISTENT))
         device.gradient_scratch =
             plan.add_request(layer.in.elements() * int64_t(sizeof(float)), layer.backward_time,
                              layer.backward_time, layer.name + " input gradient scratch");
@@ -495,10 +496,11 @@ void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
                 const bool fused = layer.fused_relu;
                 void* written = device.gradient_scratch >= 0 ? arena(device.gradient_scratch) : dx;
                 HB_CHECK(cudnnBatchNormalizationBackwardEx(
-                    handle_, device.mode, batchnorm_ops(fused), &one, &zero, &one, &zero,
-                    device.x.get(), x, fused ? device.x.get() : nullptr,
-                    fused ? value(layer.writes) : nullptr, device.x.get(), dy, nullptr, nullptr,
-                    device.x.get(), written, device.parameters.get(), tensor(layer.weight),
+                    handle_, device.mode, batchnorm_ops(fused), &one,
+                    blend(dx && accumulate && written == dx), &one, &zero, device.x.get(), x,
+                    fused ? device.x.get() : nullptr, fused ? value(layer.writes) : nullptr,
+                    device.x.get(), dy, nullptr, nullptr, device.x.get(), written,
+                    device.parameters.get(), tensor(layer.weight),
                     fused ? tensor(layer.bias) : nullptr, tensor_gradient(layer.weight),
                     tensor_gradient(layer.bias), layer.eps, saved, saved + c,
                     fused ? relu_.get() : nullptr, arena(device.bn_backward_workspace),
