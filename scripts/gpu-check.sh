@@ -11,7 +11,8 @@
 #   scripts/gpu-check.sh --rehearse  here, without a GPU: the same stages on the CPU backends
 #
 # Environment: OUT (default gpu-out/) receives at most 6 files; HB_BUNDLE (default gpu-bundle);
-# HB_STAGES (default "build check experiment peer tests"); HB_GPU_PLUGINS, a folder of plugins built
+# HB_STAGES (default "build check experiment peer tests"); HB_ROUNDS (default 1) repeats the
+# experiment and its peers in interleaved rounds; HB_GPU_PLUGINS, a folder of plugins built
 # by an earlier run, replaces the build stage; PYTHON (default python3) is the one with torch;
 # HB_LIMIT_SCALE multiplies every stage's time limit (default 1, 3 for a rehearsal on a small
 # machine).
@@ -22,13 +23,14 @@ mode=gpu
 case "${1:-}" in
   "") ;;
   --rehearse) mode=rehearsal ;;
-  -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "gpu-check: unknown argument '$1' (expected --rehearse or nothing)" >&2; exit 2 ;;
 esac
 
 bundle=${HB_BUNDLE:-gpu-bundle}
 out=${OUT:-gpu-out}
 stages=${HB_STAGES:-build check experiment peer tests}
+rounds=${HB_ROUNDS:-1}
 python=${PYTHON:-python3}
 harness="$bundle/harness"
 for f in harness cudnn_gpu_test libtorch_test plugins/hb_reference.so; do
@@ -40,6 +42,9 @@ for f in harness cudnn_gpu_test libtorch_test plugins/hb_reference.so; do
   fi
 done
 mkdir -p "$out"
+case ${HB_ROUNDS:-1} in
+  '' | *[!0-9]* | 0) echo "gpu-check: HB_ROUNDS must be a positive number, not '${HB_ROUNDS}'" >&2; exit 2 ;;
+esac
 if [ -n "$(ls -A "$out")" ]; then
   echo "gpu-check: $out is not empty; it receives this run's files only" >&2
   exit 2
@@ -68,11 +73,12 @@ check_out="$out/check.txt"
 csv="$out/$(basename "$run_config" .yaml)-$mode.csv"  # and its .json sidecar
 plugins_archive="$out/gpu-plugins.tar.gz"
 build=${HB_GPU_BUILD:-build-gpu}
+rm -rf "$build/rounds" && mkdir -p "$build/rounds"
 stage_output=$(mktemp)
 trap 'rm -f "$stage_output"' EXIT
 started=$(date +%s)
 deadline=$((started + 470 * limit_scale))
-stage_rows="" report="" peer="" test_results=""
+stage_rows="" report="" peer="" test_results="" round_medians=""
 
 write_summary() {
   {
@@ -95,6 +101,10 @@ write_summary() {
     fi
     if [ -n "$peer" ]; then
       printf '\nThe same problem in eager PyTorch (scripts/pytorch-peer.py):\n\n%s' "$peer"
+    fi
+    if [ -n "$round_medians" ]; then
+      printf '\n## Over %s interleaved rounds (rounds.tar.gz holds every file)\n\n%s\n' \
+        "$rounds" "$round_medians"
     fi
     if [ -n "$test_results" ]; then
       printf '\n## Test programs\n\n%s\n%s\n%s\n' '```' "$test_results" '```'
@@ -192,31 +202,65 @@ if wants check; then
   write_summary
 fi
 
-if wants experiment; then
-  stage "seed experiment ($run_backends)" 120 \
-    "$harness" run "$run_config" --backends "$run_backends" --warmup 2 --iterations 10 \
-    --output "$csv" --dump "$build/dump"
-  if [ -s "$csv" ]; then
-    report=$("$harness" report "$csv" --baseline "$baseline" 2>>"$log")
-    write_summary
+# The seed experiment, then eager PyTorch on the same problem (the libtorch backend must be as
+# fast as PyTorch used directly), in HB_ROUNDS interleaved rounds. Each peer is
+# "backend[:peer-flag]", the backend whose first loss it must reproduce.
+for round in $(seq 1 "$rounds"); do
+  round_csv=$csv
+  [ "$round" -eq 1 ] || round_csv="$build/rounds/round-$round.csv"
+  [ "$rounds" -eq 1 ] && label="" || label=", round $round"
+  if wants experiment; then
+    stage "seed experiment ($run_backends$label)" 120 \
+      "$harness" run "$run_config" --backends "$run_backends" --warmup 2 --iterations 10 \
+      --output "$round_csv" --dump "$build/dump"
+    if [ "$round" -eq 1 ] && [ -s "$csv" ]; then
+      report=$("$harness" report "$csv" --baseline "$baseline" 2>>"$log")
+      write_summary
+    fi
   fi
-fi
-
-# Eager PyTorch on the same problem: the libtorch backend must be as fast as PyTorch used
-# directly. Each peer is "backend[:peer-flag]", the backend whose first loss it must reproduce.
-if wants peer && [ -s "${csv%.csv}.json" ]; then
-  for p in $peers; do
-    of=${p%%:*} flag=${p#*:}
-    [ "$flag" != "$p" ] || flag=""
-    expected=$("$python" -c 'import json, sys
+  if wants peer && [ -s "${round_csv%.csv}.json" ]; then
+    for p in $peers; do
+      of=${p%%:*} flag=${p#*:}
+      [ "$flag" != "$p" ] || flag=""
+      expected=$("$python" -c 'import json, sys
 runs = [r for r in json.load(open(sys.argv[1]))["runs"] if r["backend"] == sys.argv[2]]
-print(runs[0]["first_loss"] if runs and runs[0]["status"] == "ok" else "")' "${csv%.csv}.json" "$of")
-    stage "eager PyTorch $flag on $device (peer of $of)" 45 "$python" scripts/pytorch-peer.py \
-      "$build/dump" --device "$device" ${flag:+"$flag"} --threads "$(nproc)" --warmup 2 --iterations 10 \
-      ${expected:+--expect-loss "$expected"}
-    peer+="- $(grep '^pytorch-' "$stage_output") (peer of $of)"$'\n'
-    write_summary
-  done
+print(runs[0]["first_loss"] if runs and runs[0]["status"] == "ok" else "")' "${round_csv%.csv}.json" "$of")
+      stage "eager PyTorch $flag on $device (peer of $of$label)" 45 "$python" \
+        scripts/pytorch-peer.py "$build/dump" --device "$device" ${flag:+"$flag"} \
+        --threads "$(nproc)" --warmup 2 --iterations 10 ${expected:+--expect-loss "$expected"} \
+        --json "${round_csv%.csv}-peer-$of.json"
+      peer+="- $(grep '^pytorch-' "$stage_output") (peer of $of$label)"$'\n'
+      write_summary
+    done
+  fi
+done
+if [ "$rounds" -gt 1 ]; then
+  cp "$csv" "${csv%.csv}.json" "$build/rounds/" 2>/dev/null
+  cp "${csv%.csv}"-peer-*.json "$build/rounds/" 2>/dev/null && rm -f "${csv%.csv}"-peer-*.json
+  # Each backend's and peer's median step over the rounds, with the rounds' range.
+  round_medians=$("$python" - "$build/rounds" <<'PY'
+import glob, json, os, statistics, sys
+medians = {}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    doc = json.load(open(path))
+    if "runs" in doc:
+        for r in doc["runs"]:
+            if r.get("status") == "ok":
+                medians.setdefault(r["backend"], []).append(r["stats"]["median_ms"])
+    elif "median_ms" in doc:
+        name = "pytorch-eager" + (" bf16" if doc.get("bf16") else "")
+        medians.setdefault(name, []).append(doc["median_ms"])
+print("| backend | rounds | median of the rounds' medians, ms | range, ms |")
+print("| --- | ---: | ---: | --- |")
+for name, values in medians.items():
+    print(f"| {name} | {len(values)} | {statistics.median(values):.2f} | "
+          f"{min(values):.2f} - {max(values):.2f} |")
+PY
+  )
+  tar -czf "$out/rounds.tar.gz" -C "$build" rounds
+  write_summary
+else
+  rm -f "${csv%.csv}"-peer-*.json
 fi
 
 if wants tests; then
