@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <stdexcept>
@@ -169,8 +170,14 @@ StepCapture cudnn_run(const StepMode& s) {
     EXPECT_NE(std::string(manifest).find("\"convolutions\""), std::string::npos);
     EXPECT_NE(std::string(manifest).find("\"math\": \"" + s.math() + "\""), std::string::npos)
         << manifest;
-    if (s.math() != "bf16") {  // bf16 normalises with the backend's own kernels
-        EXPECT_EQ(std::string(manifest).find("\"batchnorm_ex_layers\": 0,"), std::string::npos)
+    // bf16 normalises with the backend's own kernels; otherwise cuDNN's Ex calls, unless the
+    // mode asks for the legacy ones.
+    const bool legacy = std::find(s.options.begin(), s.options.end(),
+                                  std::make_pair(std::string("batchnorm"),
+                                                 std::string("legacy"))) != s.options.end();
+    if (s.math() != "bf16") {
+        EXPECT_EQ(std::string(manifest).find("\"batchnorm_ex_layers\": 0,") != std::string::npos,
+                  legacy)
             << manifest;
     }
     api.destroy_session(session);
@@ -202,8 +209,14 @@ INSTANTIATE_TEST_SUITE_P(
                       StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
                       StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
                       StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
-                      StepMode{"legacy_convolutions_nhwc",
-                               {{"convolutions", "legacy"}, {"layout", "nhwc"}}},
+                      // cuDNN's legacy calls: the fallback where it declines the Ex batch norm.
+                      StepMode{"legacy_calls",
+                               {{"convolutions", "legacy"}, {"batchnorm", "legacy"}}},
+                      StepMode{"legacy_calls_nhwc",
+                               {{"convolutions", "legacy"},
+                                {"batchnorm", "legacy"},
+                                {"layout", "nhwc"},
+                                {"fused_bn_relu", "true"}}},
                       StepMode{"tf32", {{"math", "tf32"}}}, StepMode{"bf16", {{"math", "bf16"}}},
                       StepMode{"bf16_nhwc_fused_graphs",
                                {{"math", "bf16"},

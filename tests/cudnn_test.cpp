@@ -106,23 +106,22 @@ TEST(CudnnGraphConvolution, EnginesAdmittedByMathMode) {
 
 TEST(CudnnOptions, DefaultsAndValues) {
     const hb_optimizer o = torch_rmsprop();
-    std::vector<hb_option> options = {{"math", "tf32"},
-                                      {"layout", "nhwc"},
-                                      {"fused_bn_relu", "true"},
-                                      {"cuda_graphs", "1"},
-                                      {"convolutions", "legacy"}};
+    std::vector<hb_option> options = {{"math", "tf32"},           {"layout", "nhwc"},
+                                      {"fused_bn_relu", "true"},  {"cuda_graphs", "1"},
+                                      {"convolutions", "legacy"}, {"batchnorm", "legacy"}};
     hb_session_desc desc{};
     desc.struct_size = sizeof(desc);
     desc.graph = problem().abi.get();
     desc.optimizer = &o;
     desc.device = "cuda:3";
     desc.placement = HB_PLACEMENT_HOST;
-    desc.num_options = 5;
+    desc.num_options = 6;
     desc.options = options.data();
     const Settings s = parse_settings(desc);
     EXPECT_EQ(s.math, Math::tf32);
     EXPECT_EQ(s.layout, Layout::nhwc);
     EXPECT_EQ(s.convolutions, ConvolutionApi::legacy);
+    EXPECT_EQ(s.batchnorm, BatchNormApi::legacy);
     EXPECT_TRUE(s.fused_bn_relu);
     EXPECT_TRUE(s.cuda_graphs);
     EXPECT_EQ(s.device, 3);
@@ -133,6 +132,7 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(d.math, Math::fp32);
     EXPECT_EQ(d.layout, Layout::nchw);
     EXPECT_EQ(d.convolutions, ConvolutionApi::graph);
+    EXPECT_EQ(d.batchnorm, BatchNormApi::ex);
     EXPECT_FALSE(d.fused_bn_relu);
     EXPECT_FALSE(d.cuda_graphs);
     EXPECT_EQ(storage_of(d.math), Storage::f32);
@@ -150,6 +150,7 @@ TEST(CudnnOptions, Rejections) {
     EXPECT_EQ(status_of({{"math", "fp64"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"layout", "chwn"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"convolutions", "v7"}}), HB_UNSUPPORTED);
+    EXPECT_EQ(status_of({{"batchnorm", "v7"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"cuda_graph", "true"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"fused_bn_relu", "maybe"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({}, "cpu"), HB_UNAVAILABLE);

@@ -83,6 +83,14 @@ Settings parse_settings(const hb_session_desc& desc) {
         throw hb::Error(
             "option 'convolutions': expected graph or legacy, got '" + convolutions + "'",
             HB_UNSUPPORTED);
+    const std::string batchnorm = options.get_string("batchnorm", "ex");
+    if (batchnorm == "ex")
+        s.batchnorm = BatchNormApi::ex;
+    else if (batchnorm == "legacy")
+        s.batchnorm = BatchNormApi::legacy;
+    else
+        throw hb::Error("option 'batchnorm': expected ex or legacy, got '" + batchnorm + "'",
+                        HB_UNSUPPORTED);
     s.fused_bn_relu = options.get_bool("fused_bn_relu", false);
     s.cuda_graphs = options.get_bool("cuda_graphs", false);
     options.check_all_used();

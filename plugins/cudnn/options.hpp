@@ -14,6 +14,9 @@ enum class Layout { nchw, nhwc };
 // How convolutions reach cuDNN: its graph API (every engine, chosen by heuristics and timing) or
 // the legacy cudnnFind*/cudnnConvolution* calls (its older kernels only).
 enum class ConvolutionApi { graph, legacy };
+// Batch norm in fp32 and tf32: cuDNN's cudnnBatchNormalization*Ex calls with workspace and reserve
+// space (its fast NHWC path, and PyTorch's), or the plain ones.
+enum class BatchNormApi { ex, legacy };
 // The element type of activations and their gradients: float32, or bfloat16 in bf16 math
 // (parameters, their gradients, optimizer state and statistics stay float32).
 enum class Storage { f32, bf16 };
@@ -28,6 +31,7 @@ struct Settings {
     Math math = Math::fp32;
     Layout layout = Layout::nchw;
     ConvolutionApi convolutions = ConvolutionApi::graph;
+    BatchNormApi batchnorm = BatchNormApi::ex;
     bool fused_bn_relu = false;
     bool cuda_graphs = false;
     int device = 0;  // the N of "cuda:N"
@@ -38,7 +42,8 @@ struct Settings {
 // "cuda:N" (or "cuda", meaning cuda:0) -> N; anything else is HB_UNAVAILABLE.
 int parse_device(const std::string& device);
 
-// Reads the desc and its options (math, layout, convolutions, fused_bn_relu, cuda_graphs);
+// Reads the desc and its options (math, layout, convolutions, batchnorm, fused_bn_relu,
+// cuda_graphs);
 // unknown keys and unsupported values throw hb::Error with HB_UNSUPPORTED.
 Settings parse_settings(const hb_session_desc& desc);
 

@@ -103,6 +103,11 @@ std::set<int> TrainingStep::choose_fusions(const hb_graph& graph) {
     std::set<int> accepted;
     for (int b : fusion_candidates(graph)) {
         const LayerPlan& layer = plan_->layers()[b];
+        // cuDNN fuses the ReLU in the Ex calls only.
+        if (settings_.batchnorm == BatchNormApi::legacy) {
+            fusion_notes_.push_back(layer.name + ": not fused, option batchnorm is legacy");
+            continue;
+        }
         const std::string declined = probe_batchnorm_ex(layer.in, true);
         if (declined.empty())
             accepted.insert(b);
@@ -253,11 +258,12 @@ void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device)
     HB_CHECK(cudnnDeriveBNTensorDescriptor(device.parameters.get(), device.x.get(), device.mode));
     // The Ex API with workspace and reserve space is cuDNN's fast path (and PyTorch's); the
     // legacy calls remain for shapes it declines. A fused ReLU was accepted by the same trial.
-    const std::string declined =
-        layer.fused_relu ? std::string() : probe_batchnorm_ex(layer.in, false);
+    const std::string declined = settings_.batchnorm == BatchNormApi::legacy
+                                     ? "option batchnorm is legacy"
+                                 : layer.fused_relu ? std::string()
+                                                    : probe_batchnorm_ex(layer.in, false);
     device.ex = declined.empty();
-    if (!device.ex)
-        batchnorm_notes_.push_back(layer.name + ": legacy API, Ex declined: " + declined);
+    if (!device.ex) batchnorm_notes_.push_back(layer.name + ": legacy API, not Ex: " + declined);
     if (device.ex) {
         const BatchNormExSizes sizes = batchnorm_ex_sizes(device.mode, layer.fused_relu,
                                                           device.x.get(), device.parameters.get());
