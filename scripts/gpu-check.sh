@@ -13,7 +13,8 @@
 # Environment: OUT (default gpu-out/) receives at most 6 files; HB_BUNDLE (default gpu-bundle);
 # HB_STAGES (default "build check experiment peer tests"); HB_ROUNDS (default 1) repeats the
 # experiment and its peers in interleaved rounds; HB_GPU_PLUGINS, a folder of plugins built
-# by an earlier run, replaces the build stage; PYTHON (default python3) is the one with torch;
+# by an earlier run, replaces the build stage; PYTHON is the one with torch (default python3, in a
+# rehearsal scripts/setup.sh's virtual environment);
 # HB_LIMIT_SCALE multiplies every stage's time limit (default 1, 3 for a rehearsal on a small
 # machine).
 set -uo pipefail
@@ -32,6 +33,10 @@ out=${OUT:-gpu-out}
 stages=${HB_STAGES:-build check experiment peer tests}
 rounds=${HB_ROUNDS:-1}
 python=${PYTHON:-python3}
+if [ "$mode" = rehearsal ] && [ -z "${PYTHON:-}" ]; then
+  venv=$(bash scripts/setup.sh --pypi-prefix)  # setup.sh's PyPI torch, as the build uses
+  [ -x "$venv/bin/python3" ] && python="$venv/bin/python3"
+fi
 harness="$bundle/harness"
 for f in harness cudnn_gpu_test libtorch_test plugins/hb_reference.so; do
   if [ ! -e "$bundle/$f" ]; then
@@ -78,7 +83,7 @@ stage_output=$(mktemp)
 trap 'rm -f "$stage_output"' EXIT
 started=$(date +%s)
 deadline=$((started + 470 * limit_scale))
-stage_rows="" report="" peer="" test_results="" round_medians=""
+stage_rows="" report="" peer="" test_results="" round_medians="" failed=()
 
 write_summary() {
   {
@@ -123,6 +128,7 @@ stage() {
   if [ $((deadline - t0)) -lt "$limit" ]; then limit=$((deadline - t0)); fi
   if [ "$limit" -lt 5 ]; then
     stage_rows+="| $name | not run: the run's time is used up | 0 s | |\n"
+    failed+=("$name")
     write_summary
     return 1
   fi
@@ -136,6 +142,7 @@ stage() {
     *) result="failed ($rc)" ;;
   esac
   stage_rows+="| $name | $result | $(($(date +%s) - t0)) s | $limit s |\n"
+  [ "$rc" -eq 0 ] || failed+=("$name")
   echo "-- $name: $result in $(($(date +%s) - t0)) s"
   [ "$rc" -eq 0 ] || tail -n 15 "$stage_output"
   write_summary
@@ -281,5 +288,9 @@ echo
 echo "gpu-check: $count files in $out:" "$out"/*
 if [ "$count" -gt 6 ]; then
   echo "gpu-check: more than 6 files in $out" >&2
+  exit 1
+fi
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "gpu-check: ${#failed[@]} stage(s) did not pass: ${failed[*]}" >&2
   exit 1
 fi

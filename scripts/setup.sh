@@ -20,6 +20,8 @@ packages=(
   gnuplot-nox
   # CI's audit of this list (scripts/package-audit.sh) traces the build with it.
   strace
+  # The tests lint every shell script with it.
+  shellcheck
   # The virtual environment for the PyPI wheels below, and the trust store pip reaches PyPI with.
   python3-venv ca-certificates
   # torch.compile (scripts/bench-cpu.sh's PyTorch peer) compiles C++ against Python's headers.
