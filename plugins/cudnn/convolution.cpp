@@ -152,30 +152,35 @@ ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layo
     return d;
 }
 
-AlgorithmSearch::AlgorithmSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit,
-                                 Math math)
-    : handle_(handle), workspace_limit_(workspace_limit), math_(math) {
-    int64_t x = 0, y = 0, w = 0;
+SearchScratch::SearchScratch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit) {
+    int64_t xs = 0, ys = 0, ws = 0;
     for (const LayerPlan& l : plan.layers()) {
         if (l.kind != HB_LAYER_CONV2D) continue;
-        x = std::max(x, l.in.elements());
-        y = std::max(y, l.out.elements());
-        w = std::max(w, l.out.c * l.in.c * l.kernel * l.kernel);
+        xs = std::max(xs, l.in.elements());
+        ys = std::max(ys, l.out.elements());
+        ws = std::max(ws, l.out.c * l.in.c * l.kernel * l.kernel);
     }
-    if (x == 0) return;
-    x_ = DeviceBuffer(size_t(x) * sizeof(float));
-    y_ = DeviceBuffer(size_t(y) * sizeof(float));
-    w_ = DeviceBuffer(size_t(w) * sizeof(float));
-    workspace_ = DeviceBuffer(workspace_limit);
+    if (xs == 0) return;
+    x = DeviceBuffer(size_t(xs) * sizeof(float));
+    y = DeviceBuffer(size_t(ys) * sizeof(float));
+    w = DeviceBuffer(size_t(ws) * sizeof(float));
+    workspace = DeviceBuffer(workspace_limit);
     // Finite contents: some algorithms take data-dependent time on NaNs and denormals. Set on
     // the handle's stream, which the searches run on: a non-blocking stream does not wait for
     // cudaMemset's legacy default stream.
     cudaStream_t stream = nullptr;
-    HB_CHECK(cudnnGetStream(handle_, &stream));
-    for (const DeviceBuffer* b : {&x_, &y_, &w_})
+    HB_CHECK(cudnnGetStream(handle, &stream));
+    for (const DeviceBuffer* b : {&x, &y, &w})
         HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream));
     HB_CHECK(cudaStreamSynchronize(stream));
 }
+
+AlgorithmSearch::AlgorithmSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit,
+                                 Math math)
+    : handle_(handle),
+      workspace_limit_(workspace_limit),
+      math_(math),
+      scratch_(handle, plan, workspace_limit) {}
 
 ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDescriptors& d,
                                           bool backward_data) {
@@ -198,8 +203,9 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
 
         std::vector<cudnnConvolutionFwdAlgoPerf_t> f(requested);
         HB_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            handle_, d.x.get(), x_.get(), d.w.get(), w_.get(), d.forward.get(), d.y.get(), y_.get(),
-            requested, &count, f.data(), workspace_.get(), workspace_limit_));
+            handle_, d.x.get(), scratch_.x.get(), d.w.get(), scratch_.w.get(), d.forward.get(),
+            d.y.get(), scratch_.y.get(), requested, &count, f.data(), scratch_.workspace.get(),
+            workspace_limit_));
         const auto* best_forward = fastest(f, count, workspace_limit_, math_);
         if (!best_forward) throw none("forward");
         choice.forward = {int(best_forward->algo), forward_name(best_forward->algo),
@@ -208,8 +214,9 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
         if (backward_data) {
             std::vector<cudnnConvolutionBwdDataAlgoPerf_t> b(requested);
             HB_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-                handle_, d.w.get(), w_.get(), d.y.get(), y_.get(), d.backward_data.get(), d.x.get(),
-                x_.get(), requested, &count, b.data(), workspace_.get(), workspace_limit_));
+                handle_, d.w.get(), scratch_.w.get(), d.y.get(), scratch_.y.get(),
+                d.backward_data.get(), d.x.get(), scratch_.x.get(), requested, &count, b.data(),
+                scratch_.workspace.get(), workspace_limit_));
             const auto* best = fastest(b, count, workspace_limit_, math_);
             if (!best) throw none("backward-data");
             choice.backward_data = {int(best->algo), backward_data_name(best->algo), best->memory,
@@ -218,8 +225,9 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
 
         std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> g(requested);
         HB_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            handle_, d.x.get(), x_.get(), d.y.get(), y_.get(), d.backward_filter.get(), d.w.get(),
-            w_.get(), requested, &count, g.data(), workspace_.get(), workspace_limit_));
+            handle_, d.x.get(), scratch_.x.get(), d.y.get(), scratch_.y.get(),
+            d.backward_filter.get(), d.w.get(), scratch_.w.get(), requested, &count, g.data(),
+            scratch_.workspace.get(), workspace_limit_));
         const auto* best_filter = fastest(g, count, workspace_limit_, math_);
         if (!best_filter) throw none("backward-filter");
         choice.backward_filter = {int(best_filter->algo), backward_filter_name(best_filter->algo),

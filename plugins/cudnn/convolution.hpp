@@ -42,6 +42,13 @@ void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& shape, Layout l
 ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layout layout,
                                                     Math math);
 
+// What a search times its candidates on: tensors large enough for every convolution of a plan,
+// zeroed, and a workspace of the limit.
+struct SearchScratch {
+    SearchScratch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit);
+    DeviceBuffer x, y, w, workspace;
+};
+
 // Measures every algorithm cuDNN offers for a convolution and keeps the fastest one that
 // succeeds within the workspace limit and respects the math mode (no TF32 in fp32). Results are
 // cached by shape, since many layers of a network share one.
@@ -58,7 +65,7 @@ private:
     cudnnHandle_t handle_;
     size_t workspace_limit_;
     Math math_;
-    DeviceBuffer x_, y_, w_, workspace_;
+    SearchScratch scratch_;
     std::map<std::string, ConvolutionChoice> cache_;
     int measured_ = 0;
 };

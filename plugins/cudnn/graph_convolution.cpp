@@ -54,6 +54,43 @@ BackendDescriptor tensor(int64_t uid, const std::array<int64_t, 4>& dims, Layout
     return d;
 }
 
+// The descriptor type of a direction's operation and the names of its attributes; x, w and y are
+// dx, w, dy for backward data and x, dw, dy for backward filter.
+struct OperationAttributes {
+    cudnnBackendDescriptorType_t type;
+    cudnnBackendAttributeName_t x, w, y, convolution, alpha, beta;
+};
+
+OperationAttributes attributes_of(Direction direction) {
+    switch (direction) {
+        case Direction::forward:
+            return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+        case Direction::backward_data:
+            return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+        case Direction::backward_filter:
+            break;
+    }
+    return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+}
+
 // The operation graph of one direction, owning every descriptor it refers to.
 struct OperationGraph {
     BackendDescriptor x, w, y, convolution, operation, graph;
@@ -82,45 +119,15 @@ OperationGraph operation_graph(cudnnHandle_t handle, const LayerPlan& l, Directi
     set(g.convolution, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, padding);
     HB_CHECK(cudnnBackendFinalize(g.convolution.get()));
 
+    const OperationAttributes a = attributes_of(direction);
     const float alpha = 1, beta = accumulate ? 1.0f : 0.0f;
-    switch (direction) {
-        case Direction::forward:
-            g.operation = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, g.x);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, g.w);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, g.y);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                           g.convolution);
-            set(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1,
-                &alpha);
-            set(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1,
-                &beta);
-            break;
-        case Direction::backward_data:
-            g.operation = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, g.x);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, g.w);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, g.y);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
-                           g.convolution);
-            set(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1,
-                &alpha);
-            set(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1,
-                &beta);
-            break;
-        case Direction::backward_filter:
-            g.operation = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, g.x);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, g.w);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, g.y);
-            set_descriptor(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
-                           g.convolution);
-            set(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1,
-                &alpha);
-            set(g.operation, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1,
-                &beta);
-            break;
-    }
+    g.operation = make(a.type);
+    set_descriptor(g.operation, a.x, g.x);
+    set_descriptor(g.operation, a.w, g.w);
+    set_descriptor(g.operation, a.y, g.y);
+    set_descriptor(g.operation, a.convolution, g.convolution);
+    set(g.operation, a.alpha, CUDNN_TYPE_FLOAT, 1, &alpha);
+    set(g.operation, a.beta, CUDNN_TYPE_FLOAT, 1, &beta);
     HB_CHECK(cudnnBackendFinalize(g.operation.get()));
 
     g.graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -228,24 +235,12 @@ void GraphConvolution::run(cudnnHandle_t handle, const void* x, const void* w, c
 
 GraphConvolutionSearch::GraphConvolutionSearch(cudnnHandle_t handle, const Plan& plan,
                                                size_t workspace_limit, Math math, Layout layout)
-    : handle_(handle), workspace_limit_(workspace_limit), math_(math), layout_(layout) {
-    int64_t x = 0, y = 0, w = 0;
-    for (const LayerPlan& l : plan.layers()) {
-        if (l.kind != HB_LAYER_CONV2D) continue;
-        x = std::max(x, l.in.elements());
-        y = std::max(y, l.out.elements());
-        w = std::max(w, l.out.c * l.in.c * l.kernel * l.kernel);
-    }
-    if (x == 0) return;
-    x_ = DeviceBuffer(size_t(x) * sizeof(float));
-    y_ = DeviceBuffer(size_t(y) * sizeof(float));
-    w_ = DeviceBuffer(size_t(w) * sizeof(float));
-    workspace_ = DeviceBuffer(workspace_limit);
-    // Finite contents, set on the stream the trials run on (see AlgorithmSearch).
+    : handle_(handle),
+      workspace_limit_(workspace_limit),
+      math_(math),
+      layout_(layout),
+      scratch_(handle, plan, workspace_limit) {
     HB_CHECK(cudnnGetStream(handle_, &stream_));
-    for (const DeviceBuffer* b : {&x_, &y_, &w_})
-        HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream_));
-    HB_CHECK(cudaStreamSynchronize(stream_));
 }
 
 GraphConvolution GraphConvolutionSearch::choose(const LayerPlan& layer, Direction direction,
@@ -284,10 +279,12 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
         ++tried;
         GraphConvolution trial(plan, {});
         try {
-            trial.run(handle_, x_.get(), w_.get(), y_.get(), workspace_.get());  // warm-up
+            trial.run(handle_, scratch_.x.get(), scratch_.w.get(), scratch_.y.get(),
+                      scratch_.workspace.get());  // warm-up
             record_event(start.get(), stream_);
             for (int r = 0; r < timed_runs; ++r)
-                trial.run(handle_, x_.get(), w_.get(), y_.get(), workspace_.get());
+                trial.run(handle_, scratch_.x.get(), scratch_.w.get(), scratch_.y.get(),
+                          scratch_.workspace.get());
             record_event(stop.get(), stream_);
             HB_CHECK(cudaEventSynchronize(stop.get()));
         } catch (const hb::Error& e) {

@@ -77,7 +77,7 @@ private:
     size_t workspace_limit_;
     Math math_;
     Layout layout_;
-    DeviceBuffer x_, y_, w_, workspace_;
+    SearchScratch scratch_;
     std::map<std::string, Candidate> cache_;
     std::set<std::string> shapes_;
 };
