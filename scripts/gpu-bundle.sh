@@ -2,7 +2,7 @@
 # On the Debian build machine: puts the built harness, its CPU reference plugin and the GPU
 # plugins' test programs (which load a plugin named by HB_CUDNN_PLUGIN / HB_LIBTORCH_PLUGIN) into
 # gpu-bundle/, small enough to travel with the source tree to a CUDA machine that lacks the
-# harness's own dependencies (DESIGN §10). scripts/gpu-check.sh uses it there.
+# harness's own dependencies (docs/design.md §10). scripts/gpu-check.sh uses it there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

@@ -1,5 +1,5 @@
-// Conformance (DESIGN §7): how far a backend's training step is from the baseline's, tensor by
-// tensor, and whether that is within the tolerance of the backend's math mode.
+// Conformance (docs/design.md §7): how far a backend's training step is from the baseline's, tensor
+// by tensor, and whether that is within the tolerance of the backend's math mode.
 #pragma once
 
 #include <cstdint>

@@ -36,7 +36,7 @@ struct RunConfig {
     std::string description;
 
     model::HourglassSpec model;
-    hb_optimizer optimizer{};  // RMSProp; defaults per variant (DESIGN §4)
+    hb_optimizer optimizer{};  // RMSProp; defaults per variant (docs/design.md §4)
 
     uint64_t seed = 1;
     int batches = 2;  // distinct batches, cycled through the steps

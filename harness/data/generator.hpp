@@ -1,5 +1,5 @@
-// Deterministic data (DESIGN §5): a counter-based generator keyed by (seed, tensor name), with the
-// float conversion written out, so the same seed gives the same bytes on every machine.
+// Deterministic data (docs/design.md §5): a counter-based generator keyed by (seed, tensor name),
+// with the float conversion written out, so the same seed gives the same bytes on every machine.
 //
 // The stream (seed, name) is Philox4x32-10 (Salmon et al. 2011, the Random123 generator) with
 //   h   = fnv1a64(name) ^ splitmix64(seed)

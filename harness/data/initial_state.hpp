@@ -1,4 +1,4 @@
-// The initial weights and the data batches every backend starts from (DESIGN §5).
+// The initial weights and the data batches every backend starts from (docs/design.md §5).
 #pragma once
 
 #include "model/graph.hpp"

@@ -1,5 +1,5 @@
-// The layer-graph IR (DESIGN §4): what the harness builds from a config and hands, unchanged, to
-// every backend through the C ABI.
+// The layer-graph IR (docs/design.md §4): what the harness builds from a config and hands,
+// unchanged, to every backend through the C ABI.
 #pragma once
 
 #include "hb/plugin.h"

@@ -1,5 +1,5 @@
 // The stacked-hourglass network of Newell, Yang and Deng (2016), exactly as the original Torch
-// code (hg.lua) builds it; DESIGN §4 gives the structure and the layer names.
+// code (hg.lua) builds it; docs/design.md §4 gives the structure and the layer names.
 #pragma once
 
 #include "model/graph.hpp"

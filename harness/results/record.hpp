@@ -9,7 +9,7 @@
 
 namespace harness::results {
 
-// DESIGN §6. `ok` is the only status whose timings count.
+// docs/design.md §6. `ok` is the only status whose timings count.
 enum class Status { ok, skipped, failed, crashed, timeout, oom, mismatch };
 const char* to_string(Status s);
 std::optional<Status> status_from_string(const std::string& s);

@@ -1,5 +1,6 @@
-// A child process with a deadline: the harness runs every backend in one (DESIGN §6) so that a
-// crash, an out-of-memory kill or a hang in one backend cannot take the others' results with it.
+// A child process with a deadline: the harness runs every backend in one (docs/design.md §6) so
+// that a crash, an out-of-memory kill or a hang in one backend cannot take the others' results with
+// it.
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-// The machine and software a result was measured on, for every row (DESIGN §8).
+// The machine and software a result was measured on, for every row (docs/design.md §8).
 #pragma once
 
 #include "config/config.hpp"

@@ -39,7 +39,7 @@ typedef enum hb_status {
     HB_UNSUPPORTED = 4    /* the graph, option or call is not implemented by this plugin */
 } hb_status;
 
-/* ---------------------------------------------------------------- the model graph (DESIGN §4) */
+/* -------------------------------------------------------- the model graph (docs/design.md §4) */
 
 typedef enum hb_layer_kind {
     HB_LAYER_CONV2D = 0,
@@ -106,7 +106,7 @@ typedef struct hb_graph {
     /* The training loss is the sum of the outputs of every mse_loss layer. */
 } hb_graph;
 
-/* ------------------------------------------------------------------- the optimizer (DESIGN §4) */
+/* ----------------------------------------------------------- the optimizer (docs/design.md §4) */
 
 typedef enum hb_rmsprop_variant {
     /* v = a v + (1-a) g^2, v0 = 0; p -= lr g / (sqrt(v) + eps) */

@@ -145,9 +145,9 @@ HB_HD inline float relu_gradient(float y, float dy) {
     return y > 0.0f ? dy : 0.0f;
 }
 
-// Batch normalisation in training mode (DESIGN §4), as the backend's own kernels compute it in bf16
-// math: per-channel sums over N, H, W in double, everything per channel from those sums, and
-// one float expression per element.
+// Batch normalisation in training mode (docs/design.md §4), as the backend's own kernels compute it
+// in bf16 math: per-channel sums over N, H, W in double, everything per channel from those sums,
+// and one float expression per element.
 struct BatchNormForward {
     float mean, inverse_deviation;  // kept for the backward pass
     float scale, shift;             // y = x * scale + shift, then the ReLU when fused

@@ -1,7 +1,7 @@
 // The backend's own CUDA kernels: everything cuDNN does not do (or not with the exact semantics
-// of DESIGN §4). Each function enqueues its work on `stream` and checks the launch. Activations
-// and their gradients are of the element type `storage` names (float or bf16), arithmetic is
-// float. `accumulate` adds into the gradient output instead of overwriting it.
+// of docs/design.md §4). Each function enqueues its work on `stream` and checks the launch.
+// Activations and their gradients are of the element type `storage` names (float or bf16),
+// arithmetic is float. `accumulate` adds into the gradient output instead of overwriting it.
 #pragma once
 
 #include "kernel_math.hpp"

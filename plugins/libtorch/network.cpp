@@ -116,7 +116,7 @@ at::Tensor Network::run_layer(const Layer& layer, const at::Tensor& target) {
         }
         case HB_LAYER_BATCHNORM:
             // Training mode: the batch's biased variance normalises, the unbiased one updates
-            // running_var, exactly as DESIGN §4 asks.
+            // running_var, exactly as docs/design.md §4 asks.
             return at::batch_norm(x, optional(layer.weight), optional(layer.bias),
                                   optional(layer.running_mean), optional(layer.running_var),
                                   /*training=*/true, layer.momentum, layer.eps,

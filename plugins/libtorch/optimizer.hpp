@@ -1,4 +1,4 @@
-// RMSProp (DESIGN §4), Torch and TensorFlow variants, as in-place tensor operations on the
+// RMSProp (docs/design.md §4), Torch and TensorFlow variants, as in-place tensor operations on the
 // parameters' device, the way torch.optim.RMSprop runs by default: on CUDA each operation once for
 // every parameter together (the multi-tensor _foreach_ kernels), on the CPU one parameter at a
 // time. The state tensors keep their storage for the life of the session, so the update can be

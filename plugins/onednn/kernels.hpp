@@ -22,7 +22,7 @@ void squared_error_gradient(int64_t count, const float* y, const float* target, 
 void add_into(int64_t count, float* dst, const float* src, int threads);
 void copy(int64_t count, float* dst, const float* src, int threads);
 
-// RMSProp (DESIGN §4) over `count` parameters, in the order of the reference:
+// RMSProp (docs/design.md §4) over `count` parameters, in the order of the reference:
 //   g = grad + weight_decay * p;  v = alpha v + (1 - alpha) g^2
 //   torch:      p -= lr g / (sqrt(v) + eps)   momentum: b = m b + g / (sqrt(v) + eps); p -= lr b
 //   tensorflow: p -= lr g / sqrt(v + eps)     momentum: b = m b + lr g / sqrt(v + eps); p -= b

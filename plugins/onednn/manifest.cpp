@@ -1,4 +1,4 @@
-// What the session actually runs, as the manifest JSON (DESIGN §3).
+// What the session actually runs, as the manifest JSON (docs/design.md §3).
 #include "json.hpp"
 #include "layout.hpp"
 #include "network.hpp"

@@ -1,8 +1,8 @@
-// Forward and backward kernels of every layer kind (DESIGN §4), in NCHW, templated on the scalar
-// type: float in the plugin, double in the finite-difference tests. Convolutions are in conv2d.cpp,
-// the other kinds in layers.cpp. Backward kernels add into their
-// gradient outputs (a value feeding several layers sums what each sends back), so those buffers
-// start at zero. A gradient output may be null when it is not wanted.
+// Forward and backward kernels of every layer kind (docs/design.md §4), in NCHW, templated on the
+// scalar type: float in the plugin, double in the finite-difference tests. Convolutions are in
+// conv2d.cpp, the other kinds in layers.cpp. Backward kernels add into their gradient outputs (a
+// value feeding several layers sums what each sends back), so those buffers start at zero. A
+// gradient output may be null when it is not wanted.
 #pragma once
 
 #include "gemm.hpp"

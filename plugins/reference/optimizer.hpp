@@ -1,4 +1,4 @@
-// RMSProp (DESIGN §4) in its Torch and TensorFlow variants, with optional weight decay and
+// RMSProp (docs/design.md §4) in its Torch and TensorFlow variants, with optional weight decay and
 // momentum.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The reference backend's entry point: plain C++ on the CPU, the oracle the other backends are
-// checked against (DESIGN §7) and the example to start from when writing a plugin.
+// checked against (docs/design.md §7) and the example to start from when writing a plugin.
 #include "hb/plugin.hpp"
 #include "hb/cpu.hpp"
 #include "session.hpp"
