@@ -99,7 +99,7 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.warmup, 3);
     EXPECT_EQ(c.iterations, 20);
     EXPECT_EQ(c.timeout_s, 1800);
-    ASSERT_EQ(c.backends.size(), 10u);
+    ASSERT_EQ(c.backends.size(), 11u);
     expect_backend(c.backends[0], "onednn", "onednn", "cpu");
     expect_backend(c.backends[1], "libtorch-cpu", "libtorch", "cpu");
     expect_backend(c.backends[2], "libtorch-cuda", "libtorch", "cuda:0");
@@ -109,8 +109,10 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.backends[6].options.at("cuda_graphs"), "true");
     expect_backend(c.backends[7], "cudnn-bf16-graphs", "cudnn", "cuda:0");
     EXPECT_EQ(c.backends[7].options.at("math"), "bf16");
-    expect_backend(c.backends[8], "onednn-debian", "onednn_debian", "cpu");
-    expect_backend(c.backends[9], "libtorch-cpu-debian", "libtorch_debian", "cpu");
+    expect_backend(c.backends[8], "cudnn-legacy", "cudnn", "cuda:0");
+    EXPECT_EQ(c.backends[8].options.at("convolutions"), "legacy");
+    expect_backend(c.backends[9], "onednn-debian", "onednn_debian", "cpu");
+    expect_backend(c.backends[10], "libtorch-cpu-debian", "libtorch_debian", "cpu");
     EXPECT_EQ(c.backends[0].options.at("threads"), "2");
     EXPECT_EQ(c.backends[1].options.at("threads"), "2");
     EXPECT_TRUE(c.backends[2].options.empty());
