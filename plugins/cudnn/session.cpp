@@ -5,8 +5,6 @@
 #include "events.hpp"
 #include "kernels.hpp"
 
-#include <sstream>
-
 namespace cudnn_backend {
 namespace {
 
@@ -374,31 +372,37 @@ uint64_t CudnnSession::peak_memory_bytes() {
 
 std::string CudnnSession::manifest_json() {
     const bool bf16 = settings_.math == Math::bf16;
-    std::ostringstream json;
-    json << "{\"math\": \"" << to_string(settings_.math) << "\", \"layout\": \""
-         << to_string(settings_.layout) << "\", \"convolution_api\": \""
-         << (settings_.convolutions == ConvolutionApi::graph
-                 ? "graph (engines by cuDNN's heuristics, the first 8 admitted timed)"
-                 : "legacy (cudnnFind*AlgorithmEx)")
-         << "\", \"placement\": \""
-         << (settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
-         << "\", \"cuda_graphs\": " << (settings_.cuda_graphs ? "true" : "false")
-         << (settings_.cuda_graphs
-                 ? ", \"cuda_graph\": \"first step eager, the whole step captured "
-                   "at the second and replayed from then on, one graph for every "
-                   "batch\""
-                 : "")
-         << ", \"fused_bn_relu_requested\": " << (settings_.fused_bn_relu ? "true" : "false")
-         << ", \"device\": \"cuda:" << settings_.device << "\", \"device_name\": \"" << device_name_
-         << "\", \"compute_capability\": \"" << compute_capability_
-         << "\", \"threads\": 1, \"cudnn_handle_bytes\": " << handle_bytes_ << ", \"batchnorm\": \""
-         << (bf16 ? "own kernels" : "cuDNN")
-         << " training mode (biased variance normalises, unbiased updates running_var)\", "
-         << "\"own_kernels\": [\"relu\", \"maxpool2d\", \"upsample\", \"add\", \"mse_loss\", "
-            "\"rmsprop\""
-         << (bf16 ? ", \"batchnorm\", \"conv_bias\", \"bf16_conversion\"" : "") << "], "
-         << step_->manifest_json() << "}";
-    return json.str();
+    hb::JsonArray own_kernels;
+    for (const char* k : {"relu", "maxpool2d", "upsample", "add", "mse_loss", "rmsprop"})
+        own_kernels.add_string(k);
+    if (bf16)
+        for (const char* k : {"batchnorm", "conv_bias", "bf16_conversion"})
+            own_kernels.add_string(k);
+    hb::JsonObject m;
+    m.add_string("math", to_string(settings_.math))
+        .add_string("layout", to_string(settings_.layout))
+        .add_string("convolution_api",
+                    settings_.convolutions == ConvolutionApi::graph
+                        ? "graph (engines by cuDNN's heuristics, the first 8 admitted timed)"
+                        : "legacy (cudnnFind*AlgorithmEx)")
+        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_bool("cuda_graphs", settings_.cuda_graphs);
+    if (settings_.cuda_graphs)
+        m.add_string("cuda_graph",
+                     "first step eager, the whole step captured at the second and replayed from "
+                     "then on, one graph for every batch");
+    m.add_bool("fused_bn_relu_requested", settings_.fused_bn_relu)
+        .add_string("device", "cuda:" + std::to_string(settings_.device))
+        .add_string("device_name", device_name_)
+        .add_string("compute_capability", compute_capability_)
+        .add("threads", 1)
+        .add("cudnn_handle_bytes", handle_bytes_)
+        .add_string("batchnorm", std::string(bf16 ? "own kernels" : "cuDNN") +
+                                     " training mode (biased variance normalises, unbiased "
+                                     "updates running_var)")
+        .add("own_kernels", own_kernels.str());
+    step_->add_manifest(m);
+    return m.str();
 }
 
 }  // namespace cudnn_backend

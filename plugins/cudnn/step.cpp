@@ -2,12 +2,12 @@
 
 #include "channel_kernels.hpp"
 #include "check.hpp"
+#include "hb/json.hpp"
 #include "hb/plugin.hpp"
 #include "kernels.hpp"
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 namespace cudnn_backend {
 namespace {
@@ -30,16 +30,6 @@ const char* math_name(cudnnMathType_t m) {
             return "fma";
     }
     return "?";
-}
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) continue;
-        out += c;
-    }
-    return out + "\"";
 }
 
 cudnnBatchNormOps_t batchnorm_ops(bool fused_relu) {
@@ -578,52 +568,43 @@ uint64_t TrainingStep::device_bytes() const {
     return bytes;
 }
 
-std::string TrainingStep::manifest_json() const {
-    std::ostringstream json;
-    json << "\"activation_type\": \"" << (bf16() ? "bfloat16" : "float32") << "\", "
-         << "\"arena_bytes\": " << arena_.bytes
-         << ", \"arena_requested_bytes\": " << arena_.requested_bytes
-         << ", \"arena_buffers\": " << plan_->requests().size()
-         << ", \"workspace_limit_bytes\": " << workspace_limit_
-         << ", \"measured_convolution_shapes\": " << measured_shapes_ << ", \"fusions\": [";
-    bool first = true;
+void TrainingStep::add_manifest(hb::JsonObject& manifest) const {
+    hb::JsonArray fusions, convolutions, declined, legacy;
     for (const LayerPlan& l : plan_->layers())
-        if (l.fused_relu) {
-            json << (first ? "" : ", ") << json_string(l.name + ": batchnorm+relu");
-            first = false;
-        }
-    json << "], \"fusions_declined\": [";
-    for (size_t i = 0; i < fusion_notes_.size(); ++i)
-        json << (i ? ", " : "") << json_string(fusion_notes_[i]);
-    json << "], \"batchnorm_legacy\": [";
-    for (size_t i = 0; i < batchnorm_notes_.size(); ++i)
-        json << (i ? ", " : "") << json_string(batchnorm_notes_[i]);
+        if (l.fused_relu) fusions.add_string(l.name + ": batchnorm+relu");
+    for (const std::string& note : fusion_notes_) declined.add_string(note);
+    for (const std::string& note : batchnorm_notes_) legacy.add_string(note);
     int ex = 0;
     for (const DeviceLayer& d : layers_) ex += d.ex ? 1 : 0;
-    json << "], \"batchnorm_ex_layers\": " << ex << ", \"convolutions\": [";
-    first = true;
+    auto direction = [](const AlgorithmChoice& c) {
+        return hb::JsonObject()
+            .add_string("algorithm", c.name)
+            .add("workspace_bytes", uint64_t{c.workspace})
+            .add_string("math", math_name(c.math))
+            .add("measured_ms", double{c.milliseconds})
+            .str();
+    };
     for (size_t i = 0; i < layers_.size(); ++i) {
         const LayerPlan& l = plan_->layers()[i];
         if (l.kind != HB_LAYER_CONV2D) continue;
         const ConvolutionChoice& a = layers_[i].algorithms;
-        auto direction = [&](const char* name, const AlgorithmChoice& c) {
-            json << "\"" << name << "\": {\"algorithm\": " << json_string(c.name)
-                 << ", \"workspace_bytes\": " << c.workspace << ", \"math\": \""
-                 << math_name(c.math) << "\", \"measured_ms\": " << c.milliseconds << "}";
-        };
-        json << (first ? "" : ", ") << "{\"layer\": " << json_string(l.name) << ", ";
-        direction("forward", a.forward);
-        if (l.input_gradient[0]) {
-            json << ", ";
-            direction("backward_data", a.backward_data);
-        }
-        json << ", ";
-        direction("backward_filter", a.backward_filter);
-        json << "}";
-        first = false;
+        hb::JsonObject c;
+        c.add_string("layer", l.name).add("forward", direction(a.forward));
+        if (l.input_gradient[0]) c.add("backward_data", direction(a.backward_data));
+        c.add("backward_filter", direction(a.backward_filter));
+        convolutions.add(c.str());
     }
-    json << "]";
-    return json.str();
+    manifest.add_string("activation_type", bf16() ? "bfloat16" : "float32")
+        .add("arena_bytes", arena_.bytes)
+        .add("arena_requested_bytes", arena_.requested_bytes)
+        .add("arena_buffers", uint64_t{plan_->requests().size()})
+        .add("workspace_limit_bytes", uint64_t{workspace_limit_})
+        .add("measured_convolution_shapes", measured_shapes_)
+        .add("fusions", fusions.str())
+        .add("fusions_declined", declined.str())
+        .add("batchnorm_legacy", legacy.str())
+        .add("batchnorm_ex_layers", ex)
+        .add("convolutions", convolutions.str());
 }
 
 }  // namespace cudnn_backend

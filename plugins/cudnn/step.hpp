@@ -13,6 +13,7 @@
 #include "convolution.hpp"
 #include "graph_convolution.hpp"
 #include "handles.hpp"
+#include "hb/json.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 
@@ -48,7 +49,8 @@ public:
     uint64_t device_bytes() const;  // everything this object allocated
     int64_t arena_bytes() const { return arena_.bytes; }
     int64_t arena_requested_bytes() const { return arena_.requested_bytes; }
-    std::string manifest_json() const;  // the "layers", "fusions" and arena members
+    // The step's members of the session's manifest: arena, fusions, batch norm, convolutions.
+    void add_manifest(hb::JsonObject& manifest) const;
 
 private:
     struct DeviceLayer {

@@ -2,6 +2,7 @@
 
 #include "devices.hpp"
 #include "hb/cpu.hpp"
+#include "hb/json.hpp"
 #include "phase_events.hpp"
 
 #include <ATen/Context.h>
@@ -51,19 +52,6 @@ c10::MemoryFormat memory_format(const Settings& s) {
 
 at::Tensor host_view(const float* data, at::IntArrayRef shape) {
     return at::from_blob(const_cast<float*>(data), shape, at::TensorOptions().dtype(at::kFloat));
-}
-
-std::string quote(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) >= 0x20) out += c;
-    }
-    return out + "\"";
-}
-
-const char* boolean(bool b) {
-    return b ? "true" : "false";
 }
 
 }  // namespace
@@ -247,55 +235,44 @@ std::string TorchSession::manifest_json() {
     else
         convolution = "ATen's native CPU convolution (no oneDNN in this build)";
 
-    std::string json = "{";
-    json += "\"math\": " + quote(math_mode(settings_)) + ", ";
-    json += "\"threads\": " + std::to_string(at::get_num_threads()) + ", ";
-    json += "\"interop_threads\": " + std::to_string(at::get_num_interop_threads()) + ", ";
-    json += "\"device\": " + quote(settings_.device.str()) + ", ";
-    json +=
-        "\"device_description\": " +
-        quote(cuda ? cuda_device_description(settings_.device.index()) : hb::cpu_description()) +
-        ", ";
-    json += "\"libtorch\": " + quote(libtorch_version()) + ", ";
-    if (built_with_cuda()) {
-        json += "\"cuda\": " + quote(cuda_version()) + ", ";
-        json += "\"cudnn\": " + quote(cudnn_version()) + ", ";
-    }
-    json +=
-        "\"layout\": " + quote(settings_.channels_last ? "nhwc (channels_last)" : "nchw") + ", ";
-    json +=
-        "\"placement\": " + quote(settings_.placement == HB_PLACEMENT_HOST ? "host" : "device") +
-        ", ";
-    json += "\"convolution\": " + quote(convolution) + ", ";
+    hb::JsonArray fusions;
+    if (network_.inplace_relus() > 0)
+        fusions.add_string("ReLU in place on its input (" +
+                           std::to_string(network_.inplace_relus()) + " layers)");
+    hb::JsonObject m;
+    m.add_string("math", math_mode(settings_))
+        .add("threads", at::get_num_threads())
+        .add("interop_threads", at::get_num_interop_threads())
+        .add_string("device", settings_.device.str())
+        .add_string("device_description", cuda ? cuda_device_description(settings_.device.index())
+                                               : hb::cpu_description())
+        .add_string("libtorch", libtorch_version());
+    if (built_with_cuda())
+        m.add_string("cuda", cuda_version()).add_string("cudnn", cudnn_version());
+    m.add_string("layout", settings_.channels_last ? "nhwc (channels_last)" : "nchw")
+        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("convolution", convolution);
     if (cuda) {
-        json += std::string("\"cudnn_benchmark\": ") + boolean(settings_.cudnn_benchmark) + ", ";
-        json += std::string("\"tf32\": ") + boolean(settings_.tf32) + ", ";
-        json += std::string("\"cuda_graphs\": ") + boolean(settings_.cuda_graphs) + ", ";
+        m.add_bool("cudnn_benchmark", settings_.cudnn_benchmark)
+            .add_bool("tf32", settings_.tf32)
+            .add_bool("cuda_graphs", settings_.cuda_graphs);
         if (settings_.cuda_graphs)
-            json +=
-                "\"cuda_graph\": \"first step eager, the whole step captured at the second and "
-                "replayed from then on; each step copies its batch into the graph's input "
-                "first\", ";
+            m.add_string("cuda_graph",
+                         "first step eager, the whole step captured at the second and replayed "
+                         "from then on; each step copies its batch into the graph's input first");
     }
-    json += "\"backward\": \"LibTorch autograd\", ";
-    json +=
-        "\"optimizer\": " +
-        quote(std::string("RMSProp (") + (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
-              " variant) as in-place tensor operations, " +
-              (optimizer_.multi_tensor() ? "multi-tensor (_foreach_) over every parameter at once"
-                                         : "one parameter at a time") +
-              " (option foreach)") +
-        ", ";
-    json +=
-        "\"fusions\": [" +
-        (network_.inplace_relus() > 0 ? quote("ReLU in place on its input (" +
-                                              std::to_string(network_.inplace_relus()) + " layers)")
-                                      : std::string()) +
-        "], ";
-    json += std::string("\"phase_times\": ") +
-            quote(cuda ? "CUDA events on the step's stream" : "host clock") + ", ";
-    json += "\"layers\": " + std::to_string(network_.layers());
-    return json + "}";
+    m.add_string("backward", "LibTorch autograd")
+        .add_string(
+            "optimizer",
+            std::string("RMSProp (") + (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
+                " variant) as in-place tensor operations, " +
+                (optimizer_.multi_tensor() ? "multi-tensor (_foreach_) over every parameter at once"
+                                           : "one parameter at a time") +
+                " (option foreach)")
+        .add("fusions", fusions.str())
+        .add_string("phase_times", cuda ? "CUDA events on the step's stream" : "host clock")
+        .add("layers", network_.layers());
+    return m.str();
 }
 
 }  // namespace libtorch_backend

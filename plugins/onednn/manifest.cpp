@@ -1,5 +1,5 @@
 // What the session actually runs, as the manifest JSON (docs/design.md §3).
-#include "json.hpp"
+#include "hb/json.hpp"
 #include "layout.hpp"
 #include "network.hpp"
 
@@ -7,6 +7,9 @@
 
 namespace onednn_backend {
 namespace {
+
+using hb::json_string;
+using hb::JsonObject;
 
 std::string isa_name(dnnl::cpu_isa isa) {
     switch (isa) {

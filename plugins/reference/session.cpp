@@ -1,8 +1,9 @@
 #include "session.hpp"
 
+#include "hb/json.hpp"
+
 #include <algorithm>
 #include <chrono>
-#include <sstream>
 
 namespace reference {
 namespace {
@@ -162,22 +163,30 @@ uint64_t ReferenceSession::peak_memory_bytes() {
 }
 
 std::string ReferenceSession::manifest_json() {
-    const char* placement = settings_.placement == HB_PLACEMENT_HOST ? "host" : "device";
-    std::ostringstream json;
-    json << "{\"math\": \"fp32\", \"threads\": " << threads()
-         << ", \"layout\": \"nchw\", \"placement\": \"" << placement << "\", "
-         << "\"convolution\": {\"algorithm\": \"im2col + packed cache-blocked GEMM\", "
-         << "\"pointwise\": \"1x1 stride-1 convolutions multiply the input directly\", "
-         << "\"im2col_layers\": " << network_.im2col_convolutions()
-         << ", \"pointwise_layers\": " << network_.pointwise_convolutions()
-         << ", \"gemm_kernel\": \"" << to_string(network_.tile_kernel())
-         << "\", \"gemm_register_tile\": \"" << Gemm<float>::MR << "x" << Gemm<float>::NR
-         << "\", \"gemm_blocks_mkn\": \"" << Gemm<float>::MC << "x" << Gemm<float>::KC << "x"
-         << Gemm<float>::NC << "\"}, "
-         << "\"batchnorm\": \"batch statistics and reductions accumulated in double\", "
-         << "\"fusions\": [], \"workspace_bytes\": " << network_.workspace_bytes() << ", "
-         << "\"same_bits_for_any_thread_count\": true}";
-    return json.str();
+    const std::string tile =
+        std::to_string(Gemm<float>::MR) + "x" + std::to_string(Gemm<float>::NR);
+    const std::string blocks = std::to_string(Gemm<float>::MC) + "x" +
+                               std::to_string(Gemm<float>::KC) + "x" +
+                               std::to_string(Gemm<float>::NC);
+    hb::JsonObject convolution;
+    convolution.add_string("algorithm", "im2col + packed cache-blocked GEMM")
+        .add_string("pointwise", "1x1 stride-1 convolutions multiply the input directly")
+        .add("im2col_layers", network_.im2col_convolutions())
+        .add("pointwise_layers", network_.pointwise_convolutions())
+        .add_string("gemm_kernel", to_string(network_.tile_kernel()))
+        .add_string("gemm_register_tile", tile)
+        .add_string("gemm_blocks_mkn", blocks);
+    hb::JsonObject m;
+    m.add_string("math", "fp32")
+        .add("threads", threads())
+        .add_string("layout", "nchw")
+        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add("convolution", convolution.str())
+        .add_string("batchnorm", "batch statistics and reductions accumulated in double")
+        .add("fusions", std::string("[]"))
+        .add("workspace_bytes", network_.workspace_bytes())
+        .add_bool("same_bits_for_any_thread_count", true);
+    return m.str();
 }
 
 }  // namespace reference
