@@ -82,6 +82,12 @@ TEST(PluginSession, AnExceptionInTheStepBecomesAStatusWithItsMessage) {
     desc.struct_size = sizeof(desc);
     desc.device = "cpu";
     harness::run::PluginSession session(library, desc);
+    // The fake's session has no graph: its state is empty, one batch of nothing.
+    const float* none[1] = {nullptr};
+    const float value = 0;
+    const float* batch[1] = {&value};
+    session.load_state(none);
+    session.set_batches(1, batch, batch);
     try {
         session.step(0);
         FAIL() << "step should have thrown";

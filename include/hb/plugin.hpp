@@ -161,7 +161,13 @@ struct StepResult {
     double forward_ms = -1, backward_ms = -1, optimizer_ms = -1;
 };
 
-// One training session: the graph compiled for one device, its state, its batches.
+// One training session: the graph compiled for one device, its state, its batches. The SDK
+// checks every call's arguments before they reach a session (detail::CallGuard), so a session
+// may rely on them: every buffer of load_state, read_state and load_optimizer_state is there (one
+// per tensor in graph order; for the optimizer state, one per trainable tensor); set_batches gets
+// at least one batch, each with its input and target; step comes only after load_state and
+// set_batches, with `batch` in [0, count) (the harness's step index taken modulo the count).
+// read_gradients' buffers may be null: those gradients are not wanted.
 class Session {
 public:
     virtual ~Session() = default;
@@ -205,8 +211,57 @@ public:
 
 namespace detail {
 
+// The argument checks of Session's contract, made once here for every plugin.
+class CallGuard {
+public:
+    // A session without a graph (a plugin that needs none) has no tensors to check.
+    explicit CallGuard(const hb_graph* graph) {
+        for (int32_t i = 0; graph && i < graph->num_tensors; ++i) {
+            names_.emplace_back(graph->tensors[i].name ? graph->tensors[i].name : "");
+            trainable_.push_back(graph->tensors[i].trainable != 0);
+        }
+    }
+
+    // One buffer per tensor (per trainable tensor when `trainable_only`), in graph order.
+    void tensors(const char* call, const void* const* buffers, bool trainable_only) const {
+        if (!buffers) throw Error(std::string(call) + ": no buffers");
+        size_t k = 0;
+        for (size_t i = 0; i < names_.size(); ++i) {
+            if (trainable_only && !trainable_[i]) continue;
+            if (!buffers[k++])
+                throw Error(std::string(call) + ": no buffer for tensor '" + names_[i] + "'");
+        }
+    }
+
+    void batches(int32_t count, const float* const* inputs, const float* const* targets) const {
+        if (count < 1)
+            throw Error("set_batches: expected at least one batch, got " + std::to_string(count));
+        if (!inputs || !targets) throw Error("set_batches: no inputs or targets");
+        for (int32_t b = 0; b < count; ++b)
+            if (!inputs[b] || !targets[b])
+                throw Error("set_batches: batch " + std::to_string(b) + " has no input or target");
+    }
+
+    // The batch a step trains on, in [0, count).
+    int32_t batch_index(int32_t step) const {
+        if (!state_loaded_) throw Error("step: no state; call load_state first");
+        if (batches_ == 0) throw Error("step: no batches; call set_batches first");
+        return ((step % batches_) + batches_) % batches_;
+    }
+
+    void state_loaded() { state_loaded_ = true; }
+    void batches_set(int32_t count) { batches_ = count; }
+
+private:
+    std::vector<std::string> names_;
+    std::vector<bool> trainable_;
+    bool state_loaded_ = false;
+    int32_t batches_ = 0;
+};
+
 struct SessionBox {
     std::unique_ptr<Session> impl;
+    std::unique_ptr<CallGuard> guard;
     std::string error;
     std::string manifest;
 };
@@ -291,6 +346,7 @@ struct Trampolines {
         return guarded(plugin_error(), [&] {
             auto b = std::make_unique<SessionBox>();
             b->impl = plugin().create_session(*desc);
+            b->guard = std::make_unique<CallGuard>(desc->graph);
             *out = reinterpret_cast<hb_session*>(b.release());
         });
     }
@@ -307,18 +363,31 @@ struct Trampolines {
     }
 
     static hb_status load_state(hb_session* s, const float* const* t) noexcept {
-        return guarded(box(s)->error, [&] { box(s)->impl->load_state(t); });
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->tensors("load_state", reinterpret_cast<const void* const*>(t), false);
+            box(s)->impl->load_state(t);
+            box(s)->guard->state_loaded();
+        });
     }
     static hb_status load_optimizer_state(hb_session* s, const float* const* t) noexcept {
-        return guarded(box(s)->error, [&] { box(s)->impl->load_optimizer_state(t); });
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->tensors("load_optimizer_state", reinterpret_cast<const void* const*>(t),
+                                   true);
+            box(s)->impl->load_optimizer_state(t);
+        });
     }
     static hb_status set_batches(hb_session* s, int32_t n, const float* const* in,
                                  const float* const* tg) noexcept {
-        return guarded(box(s)->error, [&] { box(s)->impl->set_batches(n, in, tg); });
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->batches(n, in, tg);
+            box(s)->guard->batches_set(0);  // until the session has taken them
+            box(s)->impl->set_batches(n, in, tg);
+            box(s)->guard->batches_set(n);
+        });
     }
     static hb_status step(hb_session* s, int32_t batch, hb_step_result* r) noexcept {
         return guarded(box(s)->error, [&] {
-            StepResult x = box(s)->impl->step(batch);
+            StepResult x = box(s)->impl->step(box(s)->guard->batch_index(batch));
             r->struct_size = sizeof(hb_step_result);
             r->loss = x.loss;
             r->forward_ms = x.forward_ms;
@@ -327,7 +396,10 @@ struct Trampolines {
         });
     }
     static hb_status read_state(hb_session* s, float* const* t) noexcept {
-        return guarded(box(s)->error, [&] { box(s)->impl->read_state(t); });
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->tensors("read_state", reinterpret_cast<const void* const*>(t), false);
+            box(s)->impl->read_state(t);
+        });
     }
     static hb_status read_gradients(hb_session* s, float* const* g) noexcept {
         return guarded(box(s)->error, [&] { box(s)->impl->read_gradients(g); });

@@ -60,7 +60,6 @@ private:
     DeviceBuffer graph_input_, graph_target_;    // device placement with CUDA graphs
     GraphExec graph_;                            // the captured step, for every batch
     int64_t eager_steps_ = 0;
-    bool state_loaded_ = false;
     std::string device_name_, compute_capability_;
 };
 

@@ -94,9 +94,6 @@ void RmsProp::step_each() {
 void RmsProp::load_square_averages(const float* const* buffers) {
     at::NoGradGuard no_grad;
     for (size_t i = 0; i < square_averages_.size(); ++i) {
-        if (!buffers[i])
-            throw hb::Error("load_optimizer_state: no buffer for trainable tensor " +
-                            std::to_string(i));
         at::Tensor& v = square_averages_[i];
         v.copy_(at::from_blob(const_cast<float*>(buffers[i]), v.sizes(),
                               at::TensorOptions().dtype(at::kFloat)));

@@ -77,13 +77,11 @@ void TorchSession::load_state(const float* const* tensors) {
     at::NoGradGuard no_grad;
     for (int i = 0; i < network_.num_tensors(); ++i) {
         const TensorSpec& spec = network_.spec(i);
-        if (!tensors[i]) throw hb::Error("load_state: no buffer for tensor '" + spec.name + "'");
         // copy_ keeps the tensor's storage (a captured step graph reads it) and converts to its
         // memory format.
         at::Tensor t = network_.tensor(i);
         t.copy_(host_view(tensors[i], spec.shape));
     }
-    state_loaded_ = true;
 }
 
 void TorchSession::load_optimizer_state(const float* const* square_averages) {
@@ -92,13 +90,9 @@ void TorchSession::load_optimizer_state(const float* const* square_averages) {
 
 void TorchSession::set_batches(int32_t count, const float* const* inputs,
                                const float* const* targets) {
-    if (count < 1)
-        throw hb::Error("set_batches: expected at least one batch, got " + std::to_string(count));
     inputs_.clear();
     targets_.clear();
     for (int32_t b = 0; b < count; ++b) {
-        if (!inputs[b] || !targets[b])
-            throw hb::Error("set_batches: batch " + std::to_string(b) + " has no input or target");
         const at::Tensor input = host_view(inputs[b], network_.input_shape());
         const at::Tensor target = host_view(targets[b], network_.target_shape());
         if (settings_.placement == HB_PLACEMENT_HOST) {
@@ -167,10 +161,7 @@ double TorchSession::graph_step(size_t b) {
 }
 
 hb::StepResult TorchSession::step(int32_t batch) {
-    if (!state_loaded_) throw hb::Error("step: no state; call load_state first");
-    if (inputs_.empty()) throw hb::Error("step: no batches; call set_batches first");
-    const auto count = static_cast<int32_t>(inputs_.size());
-    const auto b = static_cast<size_t>(((batch % count) + count) % count);
+    const auto b = static_cast<size_t>(batch);
 
     // The steady state's memory: the latest step's peak, or the capture's when the step is a
     // replay, which allocates nothing (docs/results-schema.md).
@@ -200,7 +191,6 @@ void TorchSession::read_state(float* const* tensors) {
     at::NoGradGuard no_grad;
     for (int i = 0; i < network_.num_tensors(); ++i) {
         const TensorSpec& spec = network_.spec(i);
-        if (!tensors[i]) throw hb::Error("read_state: no buffer for tensor '" + spec.name + "'");
         at::from_blob(tensors[i], spec.shape, at::TensorOptions().dtype(at::kFloat))
             .copy_(network_.tensor(i));
     }

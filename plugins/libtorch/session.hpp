@@ -55,7 +55,6 @@ private:
     at::Tensor static_input_, static_target_, static_loss_;  // what the CUDA graph reads and writes
     int64_t steps_ = 0;
     uint64_t peak_memory_ = 0;
-    bool state_loaded_ = false;
 };
 
 }  // namespace libtorch_backend

@@ -37,7 +37,6 @@ private:
 
     NetworkSettings settings_;
     Network network_;
-    bool state_loaded_ = false;
 };
 
 }  // namespace onednn_backend

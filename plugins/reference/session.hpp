@@ -47,7 +47,6 @@ private:
     std::vector<RmsPropState<float>> optimizer_state_;  // per tensor; empty for running statistics
     std::vector<std::vector<float>> inputs_, targets_;
     std::vector<float> staged_input_, staged_target_;  // host placement: this step's batch
-    bool state_loaded_ = false;
 };
 
 }  // namespace reference

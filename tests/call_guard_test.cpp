@@ -1,0 +1,76 @@
+// The argument checks the SDK's trampolines make before any call reaches a plugin's session
+// (hb::detail::CallGuard): the messages name the call and the tensor or batch at fault.
+#include "hb/plugin.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace {
+
+std::string error_of(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const hb::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+hb_graph two_tensors() {
+    static hb_tensor tensors[2] = {};
+    tensors[0].name = "conv.weight";
+    tensors[0].trainable = 1;
+    tensors[1].name = "bn.running_mean";
+    tensors[1].trainable = 0;
+    hb_graph g{};
+    g.num_tensors = 2;
+    g.tensors = tensors;
+    return g;
+}
+
+TEST(CallGuard, NamesTheTensorWithoutABuffer) {
+    const hb_graph g = two_tensors();
+    const hb::detail::CallGuard guard(&g);
+    float x = 0;
+    const void* both[2] = {&x, nullptr};
+    EXPECT_EQ(error_of([&] { guard.tensors("load_state", both, false); }),
+              "load_state: no buffer for tensor 'bn.running_mean'");
+    // The optimizer state has one buffer per trainable tensor only.
+    const void* trainable[1] = {&x};
+    EXPECT_EQ(error_of([&] { guard.tensors("load_optimizer_state", trainable, true); }), "");
+    const void* missing[1] = {nullptr};
+    EXPECT_EQ(error_of([&] { guard.tensors("load_optimizer_state", missing, true); }),
+              "load_optimizer_state: no buffer for tensor 'conv.weight'");
+    EXPECT_EQ(error_of([&] { guard.tensors("read_state", nullptr, false); }),
+              "read_state: no buffers");
+}
+
+TEST(CallGuard, ChecksTheBatches) {
+    const hb_graph g = two_tensors();
+    const hb::detail::CallGuard guard(&g);
+    float x = 0;
+    const float* one[1] = {&x};
+    const float* none[1] = {nullptr};
+    EXPECT_EQ(error_of([&] { guard.batches(0, one, one); }),
+              "set_batches: expected at least one batch, got 0");
+    EXPECT_EQ(error_of([&] { guard.batches(1, one, none); }),
+              "set_batches: batch 0 has no input or target");
+    EXPECT_EQ(error_of([&] { guard.batches(1, one, one); }), "");
+}
+
+TEST(CallGuard, AStepNeedsStateAndBatchesAndWrapsTheIndex) {
+    hb::detail::CallGuard guard(nullptr);
+    EXPECT_NE(error_of([&] { guard.batch_index(0); }).find("call load_state first"),
+              std::string::npos);
+    guard.state_loaded();
+    EXPECT_NE(error_of([&] { guard.batch_index(0); }).find("call set_batches first"),
+              std::string::npos);
+    guard.batches_set(3);
+    EXPECT_EQ(guard.batch_index(0), 0);
+    EXPECT_EQ(guard.batch_index(4), 1);
+    EXPECT_EQ(guard.batch_index(-1), 2);
+}
+
+}  // namespace
