@@ -1,5 +1,6 @@
-// The SDK's checks every plugin runs first: the session description (hb::check_session_desc) and
-// the `threads` option (hb::Options::get_threads).
+// The SDK's checks every plugin runs first: the session description (hb::check_session_desc), its
+// device name (hb::parse_device, hb::require_cpu) and the `threads` option
+// (hb::Options::get_threads).
 #include "hb/plugin.hpp"
 
 #include <gtest/gtest.h>
@@ -62,6 +63,40 @@ TEST(SessionDescription, EachDefectIsNamed) {
     Description rate;
     rate.optimizer.learning_rate = -1;
     EXPECT_NE(refusal(rate.desc).find("must be non-negative"), std::string::npos);
+}
+
+TEST(DeviceName, CpuAndCudaDevices) {
+    EXPECT_FALSE(hb::parse_device("cpu", "x").cuda);
+    const hb::DeviceName cuda = hb::parse_device("cuda", "x");
+    EXPECT_TRUE(cuda.cuda);
+    EXPECT_EQ(cuda.index, 0);
+    EXPECT_EQ(hb::parse_device("cuda:12", "x").index, 12);
+    for (const char* bad : {"gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1 ", "cuda:99999", ""}) {
+        try {
+            hb::parse_device(bad, "the test backend");
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const hb::Error& e) {
+            EXPECT_EQ(e.status(), HB_UNAVAILABLE);
+            EXPECT_NE(std::string(e.what()).find("the test backend knows the devices"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    EXPECT_THROW(hb::parse_device(nullptr, "x"), hb::Error);
+}
+
+TEST(DeviceName, ACpuOnlyBackendRejectsCuda) {
+    Description d;
+    d.desc.device = "cpu";
+    EXPECT_NO_THROW(hb::require_cpu(d.desc, "the test backend"));
+    d.desc.device = "cuda:0";
+    try {
+        hb::require_cpu(d.desc, "the test backend");
+        ADD_FAILURE() << "accepted cuda:0";
+    } catch (const hb::Error& e) {
+        EXPECT_EQ(e.status(), HB_UNAVAILABLE);
+        EXPECT_NE(std::string(e.what()).find("runs on the CPU only"), std::string::npos);
+    }
 }
 
 TEST(Options, ThreadsDefaultToTheHardwareAndRejectZero) {

@@ -80,6 +80,35 @@ inline void check_session_desc(const hb_session_desc& desc) {
             "must be non-negative and alpha in [0, 1]");
 }
 
+// A session's device: "cpu", or a CUDA device, "cuda" (device 0) or "cuda:N".
+struct DeviceName {
+    bool cuda = false;
+    int index = 0;
+};
+
+// Throws Error(HB_UNAVAILABLE) for anything else, saying what `backend` accepts.
+inline DeviceName parse_device(const char* device, const std::string& backend) {
+    const std::string name = device ? device : "";
+    if (name == "cpu") return {};
+    if (name == "cuda") return {true, 0};
+    const std::string prefix = "cuda:";
+    const std::string digits = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "";
+    if (!digits.empty() && digits.size() <= 4 &&
+        digits.find_first_not_of("0123456789") == std::string::npos)
+        return {true, std::stoi(digits)};
+    throw Error("device '" + name + "' is not available: " + backend +
+                    " knows the devices \"cpu\", \"cuda\" and \"cuda:N\"",
+                HB_UNAVAILABLE);
+}
+
+// For a backend that runs on the CPU only: its session's device must be "cpu".
+inline void require_cpu(const hb_session_desc& desc, const std::string& backend) {
+    if (parse_device(desc.device, backend).cuda)
+        throw Error(std::string("device '") + desc.device + "' is not available: " + backend +
+                        " runs on the CPU only (device \"cpu\")",
+                    HB_UNAVAILABLE);
+}
+
 inline int64_t elements(const int64_t* shape, int rank = 4) {
     int64_t n = 1;
     for (int i = 0; i < rank; ++i) n *= shape[i];

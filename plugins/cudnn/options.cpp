@@ -2,7 +2,6 @@
 
 #include "hb/plugin.hpp"
 
-#include <cstdlib>
 
 namespace cudnn_backend {
 
@@ -31,20 +30,13 @@ const char* to_string(Layout layout) {
 }
 
 int parse_device(const std::string& device) {
-    if (device == "cuda") return 0;
-    const std::string prefix = "cuda:";
-    if (device.compare(0, prefix.size(), prefix) == 0 && device.size() > prefix.size()) {
-        const std::string digits = device.substr(prefix.size());
-        char* end = nullptr;
-        const long n = std::strtol(digits.c_str(), &end, 10);
-        if (*end == '\0' && n >= 0 && n < 1024 &&
-            digits.find_first_not_of("0123456789") == std::string::npos)
-            return static_cast<int>(n);
-    }
-    throw hb::Error("device '" + device +
-                        "' is not available: the cudnn backend runs on CUDA devices only "
-                        "(\"cuda:N\")",
-                    HB_UNAVAILABLE);
+    const hb::DeviceName d = hb::parse_device(device.c_str(), "the cudnn backend");
+    if (!d.cuda)
+        throw hb::Error("device '" + device +
+                            "' is not available: the cudnn backend runs on CUDA devices only "
+                            "(\"cuda:N\")",
+                        HB_UNAVAILABLE);
+    return d.index;
 }
 
 Settings parse_settings(const hb_session_desc& desc) {

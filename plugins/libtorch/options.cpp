@@ -3,23 +3,15 @@
 #include "devices.hpp"
 #include "hb/plugin.hpp"
 
-#include <cstdlib>
 
 namespace libtorch_backend {
 namespace {
 
-c10::Device parse_device(const std::string& name) {
-    if (name == "cpu") return c10::Device(c10::kCPU);
-    long index = 0;
-    if (name != "cuda") {
-        const std::string prefix = "cuda:";
-        char* end = nullptr;
-        if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size())
-            index = std::strtol(name.c_str() + prefix.size(), &end, 10);
-        if (!end || *end != '\0' || index < 0 || index > 127)
-            throw hb::Error("device '" + name + "': expected \"cpu\", \"cuda\" or \"cuda:N\"",
-                            HB_UNAVAILABLE);
-    }
+c10::Device parse_device(const char* device) {
+    const hb::DeviceName d = hb::parse_device(device, "the LibTorch backend");
+    if (!d.cuda) return c10::Device(c10::kCPU);
+    const std::string name = device;
+    const int index = d.index;
     const std::string reason = cuda_unavailable_reason();
     if (!reason.empty())
         throw hb::Error("device '" + name + "' is not available: " + reason, HB_UNAVAILABLE);
@@ -36,7 +28,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
 
     Settings s;
-    s.device = parse_device(desc.device ? desc.device : "");
+    s.device = parse_device(desc.device);
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
 

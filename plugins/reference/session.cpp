@@ -18,12 +18,7 @@ double milliseconds(Clock::time_point from, Clock::time_point to) {
 
 ReferenceSession::Settings ReferenceSession::parse(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
-    const std::string device = desc.device ? desc.device : "";
-    if (device != "cpu")
-        throw hb::Error("device '" + device +
-                            "' is not available: the reference backend runs on "
-                            "the CPU only (device \"cpu\")",
-                        HB_UNAVAILABLE);
+    hb::require_cpu(desc, "the reference backend");
 
     hb::Options options(desc.num_options, desc.options);
     Settings s;
