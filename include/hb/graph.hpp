@@ -15,6 +15,7 @@ namespace hb {
 
 struct Dims {
     int64_t n = 0, c = 0, h = 0, w = 0;
+    int64_t plane() const { return h * w; }
     int64_t elements() const { return n * c * h * w; }
     bool operator==(const Dims& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
     bool operator!=(const Dims& o) const { return !(*this == o); }

@@ -13,10 +13,6 @@ Shape shape_of(const hb::Dims& d) {
 
 }  // namespace
 
-std::string to_string(const Shape& s) {
-    return hb::to_string(std::vector<int64_t>{s.n, s.c, s.h, s.w});
-}
-
 std::vector<int> fusion_candidates(const hb_graph& graph) {
     std::vector<std::vector<int>> consumers(static_cast<size_t>(std::max(graph.num_values, 0)));
     for (int32_t i = 0; i < graph.num_layers; ++i)

@@ -15,16 +15,7 @@
 
 namespace cudnn_backend {
 
-struct Shape {
-    int64_t n = 0, c = 0, h = 0, w = 0;
-
-    int64_t elements() const { return n * c * h * w; }
-    int64_t plane() const { return h * w; }
-    bool operator==(const Shape& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
-    bool operator!=(const Shape& o) const { return !(*this == o); }
-};
-
-std::string to_string(const Shape& s);
+using Shape = hb::Dims;  // hb::to_string prints one
 
 struct ValuePlan {
     std::string name;

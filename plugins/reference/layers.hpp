@@ -6,6 +6,7 @@
 #pragma once
 
 #include "gemm.hpp"
+#include "hb/graph.hpp"
 #include "thread_pool.hpp"
 
 #include <cstdint>
@@ -13,12 +14,7 @@
 
 namespace reference {
 
-struct Dims {
-    int64_t n = 0, c = 0, h = 0, w = 0;
-
-    int64_t plane() const { return h * w; }
-    int64_t elements() const { return n * c * h * w; }
-};
+using Dims = hb::Dims;
 
 struct ConvShape {
     Dims input, output;  // output.c = out_channels
