@@ -10,13 +10,15 @@ namespace harness::run {
 
 namespace {
 
-// Every library ever loaded, never unloaded.
+// Every library ever loaded, never unloaded, not even at exit: the list is never destroyed. A
+// library's own threads (an OpenMP pool still spinning after the last step) may run while the
+// process exits, and would crash in code that an unload had unmapped.
 boost::dll::shared_library& keep_loaded(boost::dll::shared_library library) {
     static std::mutex mutex;
-    static std::list<boost::dll::shared_library> libraries;
+    static auto* libraries = new std::list<boost::dll::shared_library>;
     std::lock_guard<std::mutex> lock(mutex);
-    libraries.push_back(std::move(library));
-    return libraries.back();
+    libraries->push_back(std::move(library));
+    return libraries->back();
 }
 
 std::string version_string(uint32_t v) {
