@@ -7,7 +7,6 @@
 // comparison against the reference backend: with float32's tolerances in fp32 (also when the
 // backend's own batch-norm kernels stand in for cuDNN's), with bf16's in bf16. A wrong lifetime in
 // the arena plan, a missed accumulation or a wrong fusion shows up here, without a GPU.
-#include "arena_plan.hpp"
 #include "check/comparison.hpp"
 #include "check_problem.hpp"
 #include "data/perturbation.hpp"

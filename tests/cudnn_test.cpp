@@ -1,8 +1,7 @@
-// The cuDNN backend's host-side logic, on the CPU: option parsing, the liveness-based arena plan,
-// the step plan of a small stacked hourglass (fusions, gradient accumulation, buffer lifetimes),
-// the cuDNN descriptors of its convolutions, how phase events are recorded, and the arithmetic
-// of its own kernels (bf16 rounding, batch norm) against the reference backend.
-#include "arena_plan.hpp"
+// The cuDNN backend's host-side logic, on the CPU: option parsing, the step plan of a small stacked
+// hourglass (fusions, gradient accumulation, buffer lifetimes), the cuDNN descriptors of its
+// convolutions, how phase events are recorded, and the arithmetic of its own kernels (bf16
+// rounding, batch norm) against the reference backend.
 #include "convolution.hpp"
 #include "data/initial_state.hpp"
 #include "events.hpp"
@@ -157,39 +156,6 @@ TEST(CudnnOptions, Rejections) {
     EXPECT_EQ(status_of({}, "cuda:x"), HB_UNAVAILABLE);
     EXPECT_EQ(status_of({}, "cuda"), HB_OK);
     EXPECT_EQ(parse_device("cuda:12"), 12);
-}
-
-TEST(CudnnArena, ReusesMemoryOfDeadBuffers) {
-    const std::vector<BufferRequest> r = {
-        {1000, 0, 1, "a"}, {1000, 2, 3, "b"}, {100, 1, 2, "c"}, {10, 0, 3, "d"}};
-    const ArenaPlan plan = plan_arena(r, 256);
-    EXPECT_EQ(find_conflict(r, plan), std::make_pair(-1, -1));
-    EXPECT_EQ(plan.offsets[0], plan.offsets[1]);  // a and b are never live together
-    for (int64_t o : plan.offsets) EXPECT_EQ(o % 256, 0);
-    EXPECT_EQ(plan.bytes, 1024 + 256 + 256);
-    EXPECT_EQ(plan.requested_bytes, 2110);
-}
-
-TEST(CudnnArena, RandomRequestsNeverOverlapWhileLive) {
-    std::mt19937 rng(7);
-    for (int round = 0; round < 20; ++round) {
-        std::vector<BufferRequest> r;
-        for (int i = 0; i < 200; ++i) {
-            const int first = int(rng() % 100);
-            r.push_back({int64_t(rng() % 100000), first, first + int(rng() % 30), "r"});
-        }
-        const ArenaPlan plan = plan_arena(r, 256);
-        ASSERT_EQ(find_conflict(r, plan), std::make_pair(-1, -1));
-        int64_t peak_live = 0;
-        for (int t = 0; t < 130; ++t) {
-            int64_t live = 0;
-            for (const auto& q : r)
-                if (q.first <= t && t <= q.last) live += q.bytes;
-            peak_live = std::max(peak_live, live);
-        }
-        EXPECT_GE(plan.bytes, peak_live);
-        EXPECT_LE(plan.bytes, plan.requested_bytes + 256 * 200);
-    }
 }
 
 // Checks the bookkeeping of one plan: gradient writers, accumulation flags and lifetimes.

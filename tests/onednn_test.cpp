@@ -285,24 +285,6 @@ void expect_conformance(const Graph& graph,
 
 // ------------------------------------------------------------------------ host-side logic
 
-TEST(OnednnArena, BuffersShareMemoryOnlyWhenTheirLifetimesAreDisjoint) {
-    const std::vector<onednn_backend::Block> blocks = {{1000, 0, 2}, {500, 3, 5},  {800, 1, 4},
-                                                       {100, 5, 6},  {2000, 6, 9}, {300, 0, 9}};
-    const auto layout = onednn_backend::plan_arena(blocks, 64);
-    for (size_t a = 0; a < blocks.size(); ++a) {
-        EXPECT_EQ(layout.offsets[a] % 64, 0u);
-        EXPECT_LE(layout.offsets[a] + blocks[a].bytes, layout.size);
-        for (size_t b = a + 1; b < blocks.size(); ++b) {
-            const bool live_together =
-                !(blocks[a].last < blocks[b].first || blocks[b].last < blocks[a].first);
-            const bool overlap = layout.offsets[a] < layout.offsets[b] + blocks[b].bytes &&
-                                 layout.offsets[b] < layout.offsets[a] + blocks[a].bytes;
-            EXPECT_FALSE(live_together && overlap) << a << " and " << b;
-        }
-    }
-    EXPECT_LT(layout.size, layout.unshared);
-}
-
 // The residual pattern y = conv(relu(bn(x))) + x: the add's gradient buffer serves both of its
 // inputs, and the batch norm's contribution to x is added to it.
 TEST(OnednnTopology, AddInputsShareTheOutputGradientAndFusionAbsorbsTheRelu) {

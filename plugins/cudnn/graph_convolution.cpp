@@ -47,7 +47,7 @@ BackendDescriptor tensor(int64_t uid, const std::array<int64_t, 4>& dims, Layout
     set(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
     set(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
     set(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-    // Every buffer of the step starts on a 256-byte boundary (plan.hpp, arena_plan.hpp).
+    // Every buffer of the step starts on a 256-byte boundary (plan.hpp, include/hb/arena.hpp).
     const int64_t alignment = 16;
     set(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
     HB_CHECK(cudnnBackendFinalize(d.get()));

@@ -4,7 +4,7 @@
 // and when (the arena plan places them).
 #pragma once
 
-#include "arena_plan.hpp"
+#include "hb/arena.hpp"
 #include "hb/graph.hpp"
 #include "options.hpp"
 
@@ -16,6 +16,11 @@
 namespace cudnn_backend {
 
 using Shape = hb::Dims;  // hb::to_string prints one
+using hb::align_up;
+using hb::ArenaPlan;
+using hb::BufferRequest;
+using hb::find_conflict;
+using hb::plan_arena;
 
 struct ValuePlan {
     std::string name;

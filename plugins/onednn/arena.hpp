@@ -1,26 +1,11 @@
-// Places buffers with known lifetimes in one allocation: two buffers may overlap in memory only
-// when their lifetimes (inclusive step ranges) do not overlap.
+// The arena's memory: one aligned host allocation (its placement is hb::plan_arena's,
+// include/hb/arena.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace onednn_backend {
-
-struct Block {
-    uint64_t bytes = 0;
-    int first = 0, last = 0;  // steps it is live in, inclusive
-};
-
-struct ArenaLayout {
-    std::vector<uint64_t> offsets;  // per block, multiples of the alignment
-    uint64_t size = 0;              // bytes the arena needs
-    uint64_t unshared = 0;          // bytes without reuse (every block apart), for the manifest
-};
-
-// Greedy: largest blocks first, each at the lowest offset free throughout its lifetime.
-ArenaLayout plan_arena(const std::vector<Block>& blocks, uint64_t alignment);
 
 // A zero-initialised, aligned allocation owned by the caller; freed by the destructor.
 class AlignedBuffer {

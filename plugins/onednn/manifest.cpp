@@ -99,8 +99,8 @@ std::string Network::manifest_json() const {
         .add("backward", backward_reorders_)
         .add("update", update_reorders_);
     JsonObject memory;
-    memory.add("arena_bytes", arena_layout_.size)
-        .add("arena_bytes_without_reuse", arena_layout_.unshared)
+    memory.add("arena_bytes", arena_layout_.bytes)
+        .add("arena_bytes_without_reuse", arena_layout_.unshared_bytes)
         .add("scratchpad_bytes", scratchpad_bytes_)
         .add("workspace_bytes", workspace_bytes_)
         .add("parameter_bytes", parameters_.size())

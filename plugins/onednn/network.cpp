@@ -13,7 +13,7 @@
 namespace onednn_backend {
 namespace {
 
-constexpr uint64_t kArenaAlignment = 64;
+constexpr int64_t kArenaAlignment = 64;
 constexpr int64_t kTensorAlignment = 16;  // floats
 
 dnnl::engine cpu_engine() {
@@ -52,7 +52,7 @@ int Network::add_block(const dnnl::memory::desc& md, int first, int last) {
         first = 0;
         last = last_step();
     }
-    blocks_.push_back({md.get_size(), first, last});
+    blocks_.push_back({static_cast<int64_t>(md.get_size()), first, last, {}});
     return static_cast<int>(blocks_.size()) - 1;
 }
 
@@ -161,8 +161,8 @@ void Network::plan_parameters() {
 }
 
 void Network::allocate_and_bind() {
-    arena_layout_ = plan_arena(blocks_, kArenaAlignment);
-    arena_ = AlignedBuffer(arena_layout_.size);
+    arena_layout_ = hb::plan_arena(blocks_, kArenaAlignment);
+    arena_ = AlignedBuffer(static_cast<uint64_t>(arena_layout_.bytes));
     arena_base_ = arena_.bytes();
     scratchpad_ = AlignedBuffer(scratchpad_bytes_);
     for (auto* ops : {&forward_ops_, &backward_ops_, &update_ops_}) {

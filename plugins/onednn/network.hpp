@@ -5,6 +5,7 @@
 
 #include "arena.hpp"
 #include "graph.hpp"
+#include "hb/arena.hpp"
 #include "plan.hpp"
 #include "topology.hpp"
 
@@ -129,9 +130,9 @@ private:
     Plan plan_;
     GradientPlan gradients_;
 
-    std::vector<Block> blocks_;
+    std::vector<hb::BufferRequest> blocks_;
     std::vector<int> value_block_, gradient_block_, derived_block_, workspace_block_;
-    ArenaLayout arena_layout_;
+    hb::ArenaPlan arena_layout_;
     AlignedBuffer arena_;
     char* arena_base_ = nullptr;
     AlignedBuffer scratchpad_;

@@ -1,16 +1,43 @@
-#include "arena_plan.hpp"
+// One arena for a training step's transient buffers (activations, their gradients, saved
+// statistics, workspaces), on any device: two buffers share memory only when their lifetimes,
+// inclusive ranges of step times, do not intersect. Header-only, standard library only.
+#pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
-namespace cudnn_backend {
+namespace hb {
 
-int64_t align_up(int64_t bytes, int64_t alignment) {
+// A buffer needed from step time `first` to step time `last`, both included.
+struct BufferRequest {
+    int64_t bytes = 0;
+    int first = 0, last = 0;
+    std::string what;  // for messages and manifests
+};
+
+struct ArenaPlan {
+    std::vector<int64_t> offsets;  // one per request, each a multiple of the alignment
+    int64_t bytes = 0;             // the arena's size
+    int64_t requested_bytes = 0;   // the sum of the requests
+    int64_t unshared_bytes = 0;    // what the requests take with no reuse, each one aligned
+};
+
+inline bool lifetimes_intersect(const BufferRequest& a, const BufferRequest& b) {
+    return a.first <= b.last && b.first <= a.last;
+}
+
+inline int64_t align_up(int64_t bytes, int64_t alignment) {
     return (bytes + alignment - 1) / alignment * alignment;
 }
 
-ArenaPlan plan_arena(const std::vector<BufferRequest>& requests, int64_t alignment) {
+// Largest buffers first (earlier ones first among equals), each at the lowest aligned offset
+// that is free throughout its lifetime.
+inline ArenaPlan plan_arena(const std::vector<BufferRequest>& requests, int64_t alignment = 256) {
     if (alignment <= 0) throw std::invalid_argument("arena alignment must be positive");
     ArenaPlan plan;
     plan.offsets.assign(requests.size(), -1);
@@ -20,6 +47,10 @@ ArenaPlan plan_arena(const std::vector<BufferRequest>& requests, int64_t alignme
         if (requests[a].bytes != requests[b].bytes) return requests[a].bytes > requests[b].bytes;
         return requests[a].first < requests[b].first;
     });
+    // Every buffer takes at least one aligned unit, so each has an address of its own.
+    auto size_of = [&](const BufferRequest& r) {
+        return align_up(std::max<int64_t>(r.bytes, 1), alignment);
+    };
 
     struct Span {
         int64_t begin, end;
@@ -31,14 +62,13 @@ ArenaPlan plan_arena(const std::vector<BufferRequest>& requests, int64_t alignme
         if (r.bytes < 0 || r.first > r.last)
             throw std::invalid_argument("arena request '" + r.what + "' is malformed");
         plan.requested_bytes += r.bytes;
-        const int64_t size = align_up(std::max<int64_t>(r.bytes, 1), alignment);
+        const int64_t size = size_of(r);
+        plan.unshared_bytes += size;
         busy.clear();
         for (size_t other : placed)
             if (lifetimes_intersect(r, requests[other]))
                 busy.push_back(
-                    {plan.offsets[other],
-                     plan.offsets[other] +
-                         align_up(std::max<int64_t>(requests[other].bytes, 1), alignment)});
+                    {plan.offsets[other], plan.offsets[other] + size_of(requests[other])});
         std::sort(busy.begin(), busy.end(),
                   [](const Span& a, const Span& b) { return a.begin < b.begin; });
         int64_t offset = 0;
@@ -53,8 +83,9 @@ ArenaPlan plan_arena(const std::vector<BufferRequest>& requests, int64_t alignme
     return plan;
 }
 
-std::pair<int, int> find_conflict(const std::vector<BufferRequest>& requests,
-                                  const ArenaPlan& plan) {
+// The first pair of buffers that are live at the same time and overlap in memory, or {-1, -1}.
+inline std::pair<int, int> find_conflict(const std::vector<BufferRequest>& requests,
+                                         const ArenaPlan& plan) {
     for (size_t a = 0; a < requests.size(); ++a)
         for (size_t b = a + 1; b < requests.size(); ++b) {
             if (!lifetimes_intersect(requests[a], requests[b])) continue;
@@ -66,4 +97,4 @@ std::pair<int, int> find_conflict(const std::vector<BufferRequest>& requests,
     return {-1, -1};
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb
