@@ -1,10 +1,12 @@
 // The SDK's graph import (include/hb/graph.hpp): a valid graph arrives whole, and each kind of
-// broken graph is refused with a message naming what is wrong.
+// broken graph is refused with a message naming what is wrong; the structure every backend reads
+// from it (uses of each value, the batch norms a ReLU alone reads).
 #include "hb/graph.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -157,6 +159,39 @@ TEST(GraphImport, UnknownKindsAndSharedTensorsAreUnsupportedUnlessAllowed) {
         std::string::npos);
     EXPECT_EQ(status, HB_UNSUPPORTED);
     EXPECT_EQ(refusal(shared.get(), nullptr, {"test", true}), "");
+}
+
+}  // namespace
+
+namespace {
+
+hb::Layer layer(hb_layer_kind kind, std::vector<int> inputs, int output) {
+    hb::Layer l;
+    l.kind = kind;
+    l.inputs = std::move(inputs);
+    l.output = output;
+    return l;
+}
+
+// bn0 -> relu1 (fusable); bn2 -> relu3 and add4 (not: the ReLU is not its only reader);
+// bn5 -> add6 (not: no ReLU).
+TEST(GraphStructure, UsesAndTheBatchNormsAReluAloneReads) {
+    hb::Graph g;
+    g.values.resize(9);
+    g.layers = {layer(HB_LAYER_BATCHNORM, {0}, 1), layer(HB_LAYER_RELU, {1}, 2),
+                layer(HB_LAYER_BATCHNORM, {2}, 3), layer(HB_LAYER_RELU, {3}, 4),
+                layer(HB_LAYER_ADD, {3, 4}, 5),    layer(HB_LAYER_BATCHNORM, {5}, 6),
+                layer(HB_LAYER_ADD, {6, 2}, 7)};
+    const auto uses = hb::uses_of(g);
+    ASSERT_EQ(uses[3].size(), 2u);
+    EXPECT_EQ(uses[3][1].layer, 4);
+    EXPECT_EQ(uses[3][1].slot, 0);
+    EXPECT_EQ(uses[2].size(), 2u);  // bn2 and the last add, in execution order
+    EXPECT_EQ(uses[2][1].slot, 1);
+    EXPECT_TRUE(uses[7].empty());
+    const auto pairs = hb::batchnorm_relu_pairs(g, uses);
+    ASSERT_EQ(pairs.size(), 1u);
+    EXPECT_EQ(pairs[0], std::make_pair(0, 1));
 }
 
 }  // namespace

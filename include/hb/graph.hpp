@@ -274,4 +274,37 @@ inline Graph import_graph(const hb_graph& graph, const ImportRules& rules) {
     return detail::GraphImporter(graph, rules).run();
 }
 
+// Where a value is read: a layer and the input slot it reads it in.
+struct Use {
+    int layer = -1;
+    int slot = -1;
+};
+
+// Per value, every use of it, in execution order.
+inline std::vector<std::vector<Use>> uses_of(const Graph& graph) {
+    std::vector<std::vector<Use>> uses(graph.values.size());
+    for (int l = 0; l < graph.num_layers(); ++l) {
+        const Layer& layer = graph.layers[static_cast<size_t>(l)];
+        for (int s = 0; s < static_cast<int>(layer.inputs.size()); ++s)
+            uses[static_cast<size_t>(layer.inputs[static_cast<size_t>(s)])].push_back({l, s});
+    }
+    return uses;
+}
+
+// The batch norms a backend may fuse with the ReLU after them: those whose output that ReLU
+// alone reads. Pairs of layer indices (batch norm, ReLU), in execution order.
+inline std::vector<std::pair<int, int>> batchnorm_relu_pairs(
+    const Graph& graph, const std::vector<std::vector<Use>>& uses) {
+    std::vector<std::pair<int, int>> pairs;
+    for (int l = 0; l < graph.num_layers(); ++l) {
+        const Layer& layer = graph.layers[static_cast<size_t>(l)];
+        if (layer.kind != HB_LAYER_BATCHNORM) continue;
+        const std::vector<Use>& users = uses[static_cast<size_t>(layer.output)];
+        if (users.size() == 1 &&
+            graph.layers[static_cast<size_t>(users[0].layer)].kind == HB_LAYER_RELU)
+            pairs.emplace_back(l, users[0].layer);
+    }
+    return pairs;
+}
+
 }  // namespace hb

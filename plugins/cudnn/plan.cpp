@@ -13,23 +13,11 @@ Shape shape_of(const hb::Dims& d) {
 
 }  // namespace
 
-std::vector<int> fusion_candidates(const hb_graph& graph) {
-    std::vector<std::vector<int>> consumers(static_cast<size_t>(std::max(graph.num_values, 0)));
-    for (int32_t i = 0; i < graph.num_layers; ++i)
-        for (int32_t k = 0; k < graph.layers[i].num_inputs; ++k) {
-            const int v = graph.layers[i].inputs[k];
-            if (v >= 0 && v < graph.num_values) consumers[v].push_back(i);
-        }
+std::vector<int> fusion_candidates(const hb_graph& source) {
+    const hb::Graph graph = hb::import_graph(source, {"cudnn", false});
     std::vector<int> out;
-    for (int32_t i = 0; i < graph.num_layers; ++i) {
-        const hb_layer& bn = graph.layers[i];
-        if (bn.kind != HB_LAYER_BATCHNORM || bn.output < 0 || bn.output >= graph.num_values)
-            continue;
-        const std::vector<int>& users = consumers[bn.output];
-        if (users.size() != 1 || users[0] <= i) continue;
-        const hb_layer& relu = graph.layers[users[0]];
-        if (relu.kind == HB_LAYER_RELU && relu.num_inputs == 1) out.push_back(i);
-    }
+    for (const auto& [batchnorm, relu] : hb::batchnorm_relu_pairs(graph, hb::uses_of(graph)))
+        out.push_back(batchnorm);
     return out;
 }
 

@@ -8,7 +8,6 @@ Topology analyse(const Graph& graph, bool fuse) {
     const int layers = graph.num_layers();
     const int values = graph.num_values();
     Topology t;
-    t.uses.resize(values);
     t.producer.assign(values, -1);
     t.fused_relu.assign(layers, -1);
     t.absorbed.assign(layers, false);
@@ -17,20 +16,13 @@ Topology analyse(const Graph& graph, bool fuse) {
     t.has_gradient.assign(values, false);
     t.is_loss.assign(values, false);
 
-    for (int l = 0; l < layers; ++l) {
-        const Layer& layer = graph.layers[l];
-        for (int s = 0; s < static_cast<int>(layer.inputs.size()); ++s)
-            t.uses[layer.inputs[s]].push_back({l, s});
+    t.uses = hb::uses_of(graph);
+    for (const Layer& layer : graph.layers)
         if (layer.kind == HB_LAYER_MSE_LOSS) t.is_loss[layer.output] = true;
-    }
     if (fuse) {
-        for (int l = 0; l < layers; ++l) {
-            const Layer& layer = graph.layers[l];
-            if (layer.kind != HB_LAYER_BATCHNORM) continue;
-            const std::vector<Use>& users = t.uses[layer.output];
-            if (users.size() != 1 || graph.layers[users[0].layer].kind != HB_LAYER_RELU) continue;
-            t.fused_relu[l] = users[0].layer;
-            t.absorbed[users[0].layer] = true;
+        for (const auto& [batchnorm, relu] : hb::batchnorm_relu_pairs(graph, t.uses)) {
+            t.fused_relu[batchnorm] = relu;
+            t.absorbed[relu] = true;
         }
     }
     for (int l = 0; l < layers; ++l) {

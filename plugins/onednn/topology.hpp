@@ -11,10 +11,7 @@
 
 namespace onednn_backend {
 
-struct Use {
-    int layer = -1;
-    int slot = -1;  // index into the layer's inputs
-};
+using hb::Use;
 
 struct Topology {
     std::vector<std::vector<Use>> uses;  // per value, in forward order
