@@ -1,16 +1,12 @@
-// The `harness` commands. Each returns the process exit code: 0 success, 1 a backend failed,
-// 2 bad usage or config (130 when a run was interrupted).
+// The `harness` commands. Each returns the process exit code (exit_codes.hpp).
 #pragma once
+
+#include "exit_codes.hpp"
 
 #include <string>
 #include <vector>
 
 namespace harness {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitBackendFailed = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitInterrupted = 130;
 
 struct RunArgs {
     std::string config;

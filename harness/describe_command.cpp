@@ -13,7 +13,7 @@ int describe_command(const std::string& plugin_file, const std::string& result) 
         return kExitOk;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness __describe: %s\n", e.what());
-        return kExitBackendFailed;
+        return kExitOutputFailed;
     }
 }
 

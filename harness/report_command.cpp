@@ -86,7 +86,7 @@ int report_command(const ReportArgs& args) {
             markdown += draw_charts(charts, args.charts, markdown_folder);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "harness report --charts: %s\n", e.what());
-            return kExitBackendFailed;
+            return kExitOutputFailed;
         }
     }
     if (args.output.empty()) {
@@ -97,7 +97,7 @@ int report_command(const ReportArgs& args) {
         results::write_file_atomically(args.output, markdown);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
-        return kExitBackendFailed;
+        return kExitOutputFailed;
     }
     return kExitOk;
 }

@@ -3,6 +3,7 @@
 #include "data/dump.hpp"
 #include "data/initial_state.hpp"
 #include "data/perturbation.hpp"
+#include "exit_codes.hpp"
 #include "model/hourglass.hpp"
 #include "results/atomic_file.hpp"
 #include "results/json_writer.hpp"
@@ -289,7 +290,7 @@ int worker_main(const WorkerJob& job) {
         results::write_file_atomically(job.result_path, json);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness worker: %s\n", e.what());
-        return 3;
+        return kExitOutputFailed;
     }
     return 0;
 }
