@@ -77,17 +77,23 @@ int main_cli(int argc, char** argv) {
     info_cmd->add_option("config", info_config, "Run config (YAML)")->required();
     info_cmd->add_flag("--json", info_json, "Machine-readable output");
 
+    // The worker's command line, written by run::worker_arguments: one backend, an entry of the
+    // config or a plugin with its default options, timed or captured.
     run::WorkerJob job;
+    int worker_entry = -1;
+    run::PluginDefaults worker_plugin;
+    run::Capture worker_capture;
     auto* worker_cmd = app.add_subcommand("__worker", "")->group("");
     worker_cmd->add_option("config", job.config_path)->required();
-    worker_cmd->add_option("index", job.index)->required();
     worker_cmd->add_option("result", job.result_path)->required();
     worker_cmd->add_option("--warmup", job.overrides.warmup);
     worker_cmd->add_option("--iterations", job.overrides.iterations);
-    worker_cmd->add_option("--plugin", job.plugin);
-    worker_cmd->add_option("--device", job.device);
-    worker_cmd->add_option("--tensors", job.tensors_dir);
-    worker_cmd->add_option("--perturb-bits", job.perturb_bits);
+    auto* entry_opt = worker_cmd->add_option("--entry", worker_entry);
+    auto* plugin_opt = worker_cmd->add_option("--plugin", worker_plugin.plugin);
+    worker_cmd->add_option("--device", worker_plugin.device);
+    entry_opt->excludes(plugin_opt);
+    auto* capture_opt = worker_cmd->add_option("--capture", worker_capture.dir);
+    worker_cmd->add_option("--perturb-bits", worker_capture.perturb_bits)->needs(capture_opt);
 
     std::string describe_file, describe_result;
     auto* describe_cmd = app.add_subcommand("__describe", "")->group("");
@@ -106,7 +112,16 @@ int main_cli(int argc, char** argv) {
     if (*report_cmd) return report_command(report);
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);
-    if (*worker_cmd) return run::worker_main(job);
+    if (*worker_cmd) {
+        if (*entry_opt)
+            job.backend = worker_entry;
+        else if (*plugin_opt)
+            job.backend = worker_plugin;
+        else
+            return kExitUsage;  // the parent always names the backend
+        if (*capture_opt) job.capture = worker_capture;
+        return run::worker_main(job);
+    }
     if (*describe_cmd) return describe_command(describe_file, describe_result);
     return kExitUsage;
 }

@@ -21,9 +21,9 @@ namespace {
 run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest& request) {
     run::WorkerJob job;
     job.config_path = request.config_path;
+    job.backend = run::PluginDefaults{request.baseline, "cpu"};
     for (size_t i = 0; i < config.backends.size(); ++i)
-        if (config.backends[i].name == request.baseline) job.index = static_cast<int>(i);
-    if (job.index < 0) job.plugin = request.baseline;
+        if (config.backends[i].name == request.baseline) job.backend = static_cast<int>(i);
     return job;
 }
 
@@ -42,12 +42,13 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
     return capture;
 }
 
-// Runs one job as a conformance capture into its own folder under `scratch`.
+// Runs one job as a conformance capture into `dir`, from weights `perturb_bits` away when positive.
 results::BackendRun capture(const config::RunConfig& config, run::WorkerJob job,
-                            const CheckRequest& request, const fs::path& dir) {
+                            const CheckRequest& request, const fs::path& dir,
+                            int perturb_bits = 0) {
     job.overrides = {0, request.steps};
     job.result_path = (dir / "result.json").string();
-    job.tensors_dir = dir.string();
+    job.capture = run::Capture{dir.string(), perturb_bits};
     fs::create_directories(dir);
     const double timeout = run::timeout_of(config, run::entry_for(config, job));
     return run::launch_worker(config, job, timeout);
@@ -88,12 +89,10 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     std::map<int, StepCapture> noise;
     auto noise_at = [&](int bits) -> const StepCapture* {
         if (auto it = noise.find(bits); it != noise.end()) return &it->second;
-        run::WorkerJob perturbed = base;
-        perturbed.perturb_bits = bits;
         std::fprintf(stderr, "baseline %s from weights one %d-bit ulp away: %d steps\n",
                      request.baseline.c_str(), bits, request.steps);
         const fs::path dir = scratch.path() / fmt::format("baseline-perturbed-{}", bits);
-        const results::BackendRun run = capture(config, perturbed, request, dir);
+        const results::BackendRun run = capture(config, base, request, dir, bits);
         outcome.baseline_problem =
             baseline_problem(config, run, run::timeout_of(config, run::entry_for(config, base)));
         if (!outcome.baseline_problem.empty()) return nullptr;
@@ -102,10 +101,11 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     if (!noise_at(24)) return outcome;
 
     for (int index : request.entries) {
-        if (index == base.index || run::interrupted()) continue;
+        const int* base_entry = std::get_if<int>(&base.backend);
+        if ((base_entry && index == *base_entry) || run::interrupted()) continue;
         run::WorkerJob job;
         job.config_path = request.config_path;
-        job.index = index;
+        job.backend = index;
         const fs::path dir = scratch.path() / fmt::format("backend-{}", index);
         std::fprintf(stderr, "%s: %d steps\n",
                      config.backends[static_cast<size_t>(index)].name.c_str(), request.steps);

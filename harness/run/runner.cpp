@@ -22,7 +22,7 @@ results::BackendRun run_one(const config::RunConfig& config, const RunRequest& r
                             const fs::path& scratch) {
     WorkerJob job;
     job.config_path = request.config_path;
-    job.index = index;
+    job.backend = index;
     job.overrides = request.overrides;
     job.result_path = (scratch / fmt::format("worker-{}.json", index)).string();
     return launch_worker(config, job,

@@ -180,7 +180,7 @@ results::BackendRun run_job(const WorkerJob& job) {
     const config::RunConfig config = config::load_config(job.config_path);
     const config::BackendEntry entry = entry_for(config, job);
     results::BackendRun run = describe_entry(config, entry, job.overrides);
-    if (!job.tensors_dir.empty()) {
+    if (job.capture) {
         run.warmup = 0;
         run.iterations = job.overrides.iterations;
     }
@@ -205,11 +205,11 @@ results::BackendRun run_job(const WorkerJob& job) {
             run.message = problem;
             return run;
         }
-        Training training(config, entry, library, job.perturb_bits, run);
-        if (job.tensors_dir.empty())
-            time_steps(training, run);
+        Training training(config, entry, library, job.capture ? job.capture->perturb_bits : 0, run);
+        if (job.capture)
+            capture_steps(training, run, job.capture->dir);
         else
-            capture_steps(training, run, job.tensors_dir);
+            time_steps(training, run);
     } catch (const PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();
@@ -226,11 +226,13 @@ results::BackendRun run_job(const WorkerJob& job) {
 }  // namespace
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job) {
-    if (job.index >= 0) return config.backends.at(static_cast<size_t>(job.index));
+    if (const int* index = std::get_if<int>(&job.backend))
+        return config.backends.at(static_cast<size_t>(*index));
+    const PluginDefaults& p = std::get<PluginDefaults>(job.backend);
     config::BackendEntry entry;
-    entry.name = job.plugin;
-    entry.plugin = job.plugin;
-    entry.device = job.device;
+    entry.name = p.plugin;
+    entry.plugin = p.plugin;
+    entry.device = p.device;
     return entry;
 }
 
@@ -259,19 +261,18 @@ results::BackendRun describe_entry(const config::RunConfig& config,
 }
 
 std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job) {
-    std::vector<std::string> argv = {harness,
-                                     "__worker",
-                                     job.config_path,
-                                     std::to_string(job.index),
-                                     job.result_path,
-                                     "--warmup",
-                                     std::to_string(job.overrides.warmup),
-                                     "--iterations",
-                                     std::to_string(job.overrides.iterations)};
-    if (job.index < 0) argv.insert(argv.end(), {"--plugin", job.plugin, "--device", job.device});
-    if (!job.tensors_dir.empty()) argv.insert(argv.end(), {"--tensors", job.tensors_dir});
-    if (job.perturb_bits > 0)
-        argv.insert(argv.end(), {"--perturb-bits", std::to_string(job.perturb_bits)});
+    std::vector<std::string> argv = {harness,         "__worker",
+                                     job.config_path, job.result_path,
+                                     "--warmup",      std::to_string(job.overrides.warmup),
+                                     "--iterations",  std::to_string(job.overrides.iterations)};
+    if (const int* index = std::get_if<int>(&job.backend))
+        argv.insert(argv.end(), {"--entry", std::to_string(*index)});
+    else
+        argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
+                                 "--device", std::get<PluginDefaults>(job.backend).device});
+    if (job.capture)
+        argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
+                                 std::to_string(job.capture->perturb_bits)});
     return argv;
 }
 

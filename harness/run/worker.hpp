@@ -5,7 +5,9 @@
 #include "config/config.hpp"
 #include "results/record.hpp"
 
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace harness::run {
@@ -14,18 +16,26 @@ struct StepCounts {
     int warmup = -1, iterations = -1;  // negative = from the config
 };
 
-struct WorkerJob {
-    std::string config_path;
-    int index = -1;                      // the config's backend entry, or, when negative:
-    std::string plugin, device = "cpu";  // this plugin with its default options
-    StepCounts overrides;
-    std::string result_path;
-    // Set for a conformance capture: `overrides.iterations` steps without warm-up, gradients
-    // after step 1 and the state after the last step written here as .npy files.
-    std::string tensors_dir;
+// A plugin run with its default options: a check's baseline named by plugin, not by entry.
+struct PluginDefaults {
+    std::string plugin, device = "cpu";
+};
+
+// A conformance capture instead of a timed run: `overrides.iterations` steps without warm-up,
+// the gradients after step 1 and the state after the last step written into `dir` as .npy files.
+struct Capture {
+    std::string dir;
     // When positive: start from the initial weights moved by one ulp of a format with this many
     // significand bits (data/perturbation.hpp).
     int perturb_bits = 0;
+};
+
+struct WorkerJob {
+    std::string config_path;
+    std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
+    StepCounts overrides;
+    std::string result_path;
+    std::optional<Capture> capture;  // absent: a timed run
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);
