@@ -12,8 +12,6 @@ namespace {
 // The unique ids of the three tensors of every operation graph here, in GraphConvolution::run's
 // order.
 constexpr int64_t x_uid = 1, w_uid = 2, y_uid = 3;
-// cuDNN's heuristics rank the engine configurations; the first few are timed.
-constexpr int64_t candidates_timed = 8;
 constexpr int timed_runs = 3;
 
 BackendDescriptor make(cudnnBackendDescriptorType_t type) {
@@ -263,7 +261,7 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
     Candidate best;
     int64_t tried = 0;
     for (const BackendDescriptor& configuration : configurations) {
-        if (tried == candidates_timed) break;
+        if (tried == GraphConvolutionSearch::candidates_timed) break;
         const EngineFacts facts = facts_of(configuration);
         if (!engine_admitted(math_, facts.notes)) continue;
         auto plan =

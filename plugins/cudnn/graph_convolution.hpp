@@ -59,6 +59,10 @@ private:
 // are allocated here, large enough for every convolution of `plan`.
 class GraphConvolutionSearch {
 public:
+    // cuDNN's heuristics rank the engine configurations; of those the math mode admits, the
+    // first this many are timed.
+    static constexpr int candidates_timed = 8;
+
     GraphConvolutionSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit,
                            Math math, Layout layout);
     // HB_UNSUPPORTED when no engine cuDNN proposes runs within the limit in the math mode.

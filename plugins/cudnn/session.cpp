@@ -280,7 +280,6 @@ GraphExec CudnnSession::capture(int batch) {
 
 hb::StepResult CudnnSession::step(int32_t batch) {
     const bool host = settings_.placement == HB_PLACEMENT_HOST;
-    const int b = batch;
     ErrorContext context("step");
     const cudaStream_t s = stream_.get();
 
@@ -288,23 +287,23 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     // The batch goes into fixed buffers (from host memory, or between device buffers for a
     // graph), so one graph serves every batch.
     if (host) {
-        HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(b)].data(),
+        HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(batch)].data(),
                                  staged_input_.bytes(), cudaMemcpyHostToDevice, s));
-        HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(b)].data(),
+        HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(batch)].data(),
                                  staged_target_.bytes(), cudaMemcpyHostToDevice, s));
     } else if (settings_.cuda_graphs) {
-        HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(b)].get(),
+        HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(batch)].get(),
                                  graph_input_.bytes(), cudaMemcpyDeviceToDevice, s));
-        HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(b)].get(),
+        HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(batch)].get(),
                                  graph_target_.bytes(), cudaMemcpyDeviceToDevice, s));
     }
     if (settings_.cuda_graphs && eager_steps_ > 0) {
-        if (!graph_) graph_ = capture(b);
+        if (!graph_) graph_ = capture(batch);
         HB_CHECK(cudaGraphLaunch(graph_.get(), s));
     } else {
         // With CUDA graphs, the first step runs eagerly: lazy initialisation inside cuDNN or the
         // kernels cannot happen while the stream is captured.
-        enqueue_step(b);
+        enqueue_step(batch);
         ++eager_steps_;
     }
     record_event(end_.get(), s);
@@ -369,7 +368,9 @@ std::string CudnnSession::manifest_json() {
         .add_string("layout", to_string(settings_.layout))
         .add_string("convolution_api",
                     settings_.convolutions == ConvolutionApi::graph
-                        ? "graph (engines by cuDNN's heuristics, the first 8 admitted timed)"
+                        ? "graph (engines by cuDNN's heuristics, the first " +
+                              std::to_string(GraphConvolutionSearch::candidates_timed) +
+                              " admitted timed)"
                         : "legacy (cudnnFind*AlgorithmEx)")
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
         .add_bool("cuda_graphs", settings_.cuda_graphs);
