@@ -5,10 +5,10 @@
 #include "arena.hpp"
 #include "data/initial_state.hpp"
 #include "graph.hpp"
+#include "hb/topology.hpp"
 #include "kernels.hpp"
 #include "layout.hpp"
 #include "model/hourglass.hpp"
-#include "topology.hpp"
 
 // Both plugins have a session.hpp on the include path.
 #include "../onednn/session.hpp"
@@ -299,22 +299,20 @@ TEST(OnednnTopology, AddInputsShareTheOutputGradientAndFusionAbsorbsTheRelu) {
     const Graph g = b.take();
     const AbiGraph abi(g);
     const onednn_backend::Graph graph = hb::import_graph(*abi.get(), {"oneDNN", false});
-    const auto topology = onednn_backend::analyse(graph, true);
+    const auto topology = hb::analyse(graph, hb::fusable_batchnorms(graph));
     EXPECT_EQ(topology.fused_relu[1], 2);
     EXPECT_TRUE(topology.absorbed[2]);
     EXPECT_FALSE(topology.has_gradient[x0]);
-    const auto plan =
-        onednn_backend::plan_gradients(graph, topology, [](int, int) { return true; });
+    const auto plan = hb::plan_gradients(graph, topology, {[](int, int) { return true; }});
     EXPECT_EQ(plan.buffer[y], plan.buffer[sum]);
     EXPECT_EQ(plan.buffer[x], plan.buffer[sum]);
-    using onednn_backend::Delivery;
+    using hb::Delivery;
     ASSERT_EQ(plan.contributions[1].size(), 1u);  // the batch norm, into x
     EXPECT_EQ(plan.contributions[1][0].delivery, Delivery::write_then_add);
     for (const auto& c : plan.contributions[4]) EXPECT_EQ(c.delivery, Delivery::share);
 
     // Without a shared layout the add's inputs get their own buffers.
-    const auto apart =
-        onednn_backend::plan_gradients(graph, topology, [](int, int) { return false; });
+    const auto apart = hb::plan_gradients(graph, topology);
     EXPECT_NE(apart.buffer[y], apart.buffer[sum]);
     EXPECT_EQ(apart.contributions[4][0].delivery, Delivery::copy);
 }
@@ -327,13 +325,12 @@ TEST(OnednnTopology, AValueAddedToItselfIsNotSharedWithTheSum) {
     const Graph g = b.take();
     const AbiGraph abi(g);
     const onednn_backend::Graph graph = hb::import_graph(*abi.get(), {"oneDNN", false});
-    const auto topology = onednn_backend::analyse(graph, true);
-    const auto plan =
-        onednn_backend::plan_gradients(graph, topology, [](int, int) { return true; });
+    const auto topology = hb::analyse(graph, hb::fusable_batchnorms(graph));
+    const auto plan = hb::plan_gradients(graph, topology, {[](int, int) { return true; }});
     EXPECT_NE(plan.buffer[x], plan.buffer[sum]);
     ASSERT_EQ(plan.contributions[1].size(), 2u);
-    EXPECT_EQ(plan.contributions[1][0].delivery, onednn_backend::Delivery::copy);
-    EXPECT_EQ(plan.contributions[1][1].delivery, onednn_backend::Delivery::add_from);
+    EXPECT_EQ(plan.contributions[1][0].delivery, hb::Delivery::copy);
+    EXPECT_EQ(plan.contributions[1][1].delivery, hb::Delivery::add_from);
 }
 
 TEST(OnednnLayout, NamesAndOffsetsOfBlockedLayouts) {

@@ -29,13 +29,15 @@ dnnl::engine cpu_engine() {
 Network::Network(const hb_graph& graph, const NetworkSettings& settings)
     : settings_(settings),
       graph_(hb::import_graph(graph, {"oneDNN", false})),
-      topology_(analyse(graph_, settings.fuse_batchnorm_relu)),
+      topology_(hb::analyse(graph_, settings.fuse_batchnorm_relu ? hb::fusable_batchnorms(graph_)
+                                                                 : std::vector<int>{})),
       engine_(cpu_engine()),
       stream_(engine_) {
     omp_set_num_threads(settings_.threads);
     plan_ = make_plan(graph_, topology_, engine_);
-    gradients_ = plan_gradients(
-        graph_, topology_, [this](int a, int b) { return plan_.values[a] == plan_.values[b]; });
+    hb::GradientRules rules;
+    rules.same_layout = [this](int a, int b) { return plan_.values[a] == plan_.values[b]; };
+    gradients_ = hb::plan_gradients(graph_, topology_, rules);
     input_ = dnnl::memory(plan_.values[graph_.input], engine_, DNNL_MEMORY_NONE);
     plan_value_blocks();
     plan_parameters();

@@ -7,7 +7,6 @@
 #include "graph.hpp"
 #include "hb/arena.hpp"
 #include "plan.hpp"
-#include "topology.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

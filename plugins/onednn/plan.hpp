@@ -5,7 +5,6 @@
 #pragma once
 
 #include "graph.hpp"
-#include "topology.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
