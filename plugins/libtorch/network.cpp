@@ -44,21 +44,7 @@ Network::Network(const hb_graph& source, const c10::TensorOptions& options,
             (source_layer.running_mean < 0) != (source_layer.running_var < 0))
             throw hb::Error("layer '" + source_layer.name +
                             "' (batchnorm): it has only one of the two running statistics");
-        Layer layer;
-        layer.name = source_layer.name;
-        layer.kind = source_layer.kind;
-        layer.inputs = source_layer.inputs;
-        layer.output = source_layer.output;
-        layer.weight = source_layer.weight;
-        layer.bias = source_layer.bias;
-        layer.running_mean = source_layer.running_mean;
-        layer.running_var = source_layer.running_var;
-        layer.stride = source_layer.stride;
-        layer.padding = source_layer.padding;
-        layer.momentum = source_layer.momentum;
-        layer.eps = source_layer.eps;
-        layer.loss_weight = source_layer.loss_weight;
-        layers_.push_back(std::move(layer));
+        layers_.emplace_back(source_layer);
     }
 
     // Which layers read each value, to free activations early and to run a ReLU in place where

@@ -4,7 +4,7 @@
 // new values are loaded.
 #pragma once
 
-#include "hb/plugin.h"
+#include "hb/graph.hpp"
 
 #include <ATen/Tensor.h>
 #include <c10/core/MemoryFormat.h>
@@ -45,14 +45,9 @@ public:
     int layers() const { return static_cast<int>(layers_.size()); }
 
 private:
-    struct Layer {
-        std::string name;
-        hb_layer_kind kind = HB_LAYER_RELU;
-        std::vector<int> inputs;
-        int output = -1;
-        int weight = -1, bias = -1, running_mean = -1, running_var = -1;
-        int64_t stride = 1, padding = 0;
-        double momentum = 0.1, eps = 1e-5, loss_weight = 1;
+    // The SDK's layer, with what this backend works out for it.
+    struct Layer : hb::Layer {
+        explicit Layer(const hb::Layer& layer) : hb::Layer(layer) {}
         bool in_place = false;      // relu: its input has no other use
         std::vector<int> released;  // values whose last use is this layer
     };

@@ -21,20 +21,11 @@ Network<T>::Network(const hb_graph& source, ThreadPool& pool, TileKernel kernel)
         gradients_.emplace_back(t.trainable ? elements : 0, T(0));
     }
     for (const hb::Layer& l : graph.layers) {
-        Layer layer;
-        layer.name = l.name;
-        layer.kind = l.kind;
-        layer.inputs = l.inputs;
-        layer.output = l.output;
-        layer.weight = l.weight;
-        layer.bias = l.bias;
-        layer.running_mean = l.running_mean;
-        layer.running_var = l.running_var;
+        Layer layer(l);
         if (l.kind == HB_LAYER_CONV2D)
             layer.conv = ConvShape{value_dims_[l.inputs[0]], value_dims_[l.output], l.kernel,
                                    l.stride, l.padding};
         layer.batchnorm = BatchNormParams{l.momentum, l.eps};
-        layer.loss_weight = l.loss_weight;
         layers_.push_back(std::move(layer));
     }
 

@@ -4,7 +4,7 @@
 
 #include "buffer_pool.hpp"
 #include "gemm.hpp"
-#include "hb/plugin.h"
+#include "hb/graph.hpp"
 #include "layers.hpp"
 #include "thread_pool.hpp"
 
@@ -56,17 +56,13 @@ public:
     uint64_t allocated_bytes() const;
 
 private:
-    struct Layer {
-        std::string name;
-        hb_layer_kind kind = HB_LAYER_RELU;
-        std::vector<int> inputs;
-        int output = -1;
-        int weight = -1, bias = -1, running_mean = -1, running_var = -1;
-        ConvShape conv;
-        BatchNormParams batchnorm;
-        double loss_weight = 1;
-        double loss = 0;  // mse_loss: the output, in double
+    // The SDK's layer, with what this backend works out for it and keeps between passes.
+    struct Layer : hb::Layer {
+        explicit Layer(const hb::Layer& layer) : hb::Layer(layer) {}
+        ConvShape conv;             // conv2d
+        BatchNormParams batchnorm;  // batchnorm
         BatchStatistics statistics;
+        double loss = 0;  // mse_loss: the output, in double
     };
 
     void forward_layer(Layer& layer);
