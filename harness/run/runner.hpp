@@ -4,7 +4,7 @@
 
 #include "config/config.hpp"
 #include "results/record.hpp"
-#include "run/worker.hpp"
+#include "run/worker_job.hpp"
 
 #include <functional>
 #include <string>

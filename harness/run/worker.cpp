@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 #include <new>
+#include <utility>
 
 namespace harness::run {
 
@@ -81,9 +82,10 @@ struct Training {
     std::unique_ptr<PluginSession> session;
     int batch_count;
 
-    Training(const config::RunConfig& config, const config::BackendEntry& entry,
-             const PluginLibrary& library, int perturb_bits, results::BackendRun& run)
-        : graph(model::build_hourglass(config.model)),
+    Training(model::Graph model_graph, const config::RunConfig& config,
+             const config::BackendEntry& entry, const PluginLibrary& library, int perturb_bits,
+             results::BackendRun& run)
+        : graph(std::move(model_graph)),
           abi_graph(graph),
           state(data::initial_state(graph, config.seed)),
           batches(data::make_batches(graph, config.seed, config.batches)),
@@ -179,7 +181,8 @@ void capture_steps(Training& training, results::BackendRun& run, const std::stri
 results::BackendRun run_job(const WorkerJob& job) {
     const config::RunConfig config = config::load_config(job.config_path);
     const config::BackendEntry entry = entry_for(config, job);
-    results::BackendRun run = describe_entry(config, entry, job.overrides);
+    model::Graph graph = model::build_hourglass(config.model);
+    results::BackendRun run = describe_entry(config, entry, job.overrides, graph);
     if (job.capture) {
         run.warmup = 0;
         run.iterations = job.overrides.iterations;
@@ -205,7 +208,8 @@ results::BackendRun run_job(const WorkerJob& job) {
             run.message = problem;
             return run;
         }
-        Training training(config, entry, library, job.capture ? job.capture->perturb_bits : 0, run);
+        Training training(std::move(graph), config, entry, library,
+                          job.capture ? job.capture->perturb_bits : 0, run);
         if (job.capture)
             capture_steps(training, run, job.capture->dir);
         else
@@ -225,57 +229,6 @@ results::BackendRun run_job(const WorkerJob& job) {
 
 }  // namespace
 
-config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job) {
-    if (const int* index = std::get_if<int>(&job.backend))
-        return config.backends.at(static_cast<size_t>(*index));
-    const PluginDefaults& p = std::get<PluginDefaults>(job.backend);
-    config::BackendEntry entry;
-    entry.name = p.plugin;
-    entry.plugin = p.plugin;
-    entry.device = p.device;
-    return entry;
-}
-
-results::BackendRun describe_entry(const config::RunConfig& config,
-                                   const config::BackendEntry& entry, const StepCounts& overrides) {
-    results::BackendRun run;
-    run.backend = entry.name;
-    run.plugin = entry.plugin;
-    run.device = entry.device;
-    run.options = entry.options;
-    // What the config asks for, until the session's manifest says what is in force.
-    const auto math = entry.options.find("math");
-    run.math_mode = math != entry.options.end() ? math->second : "fp32";
-    if (auto t = entry.options.find("threads"); t != entry.options.end())
-        run.threads = std::atoi(t->second.c_str());
-    run.warmup = overrides.warmup >= 0 ? overrides.warmup
-                 : entry.warmup >= 0   ? entry.warmup
-                                       : config.warmup;
-    run.iterations = overrides.iterations >= 0 ? overrides.iterations
-                     : entry.iterations >= 0   ? entry.iterations
-                                               : config.iterations;
-    run.batch = config.model.batch;
-    run.flops_per_step = model::build_hourglass(config.model).training_flops_per_step();
-    run.manifest_json = "{}";
-    return run;
-}
-
-std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job) {
-    std::vector<std::string> argv = {harness,         "__worker",
-                                     job.config_path, job.result_path,
-                                     "--warmup",      std::to_string(job.overrides.warmup),
-                                     "--iterations",  std::to_string(job.overrides.iterations)};
-    if (const int* index = std::get_if<int>(&job.backend))
-        argv.insert(argv.end(), {"--entry", std::to_string(*index)});
-    else
-        argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
-                                 "--device", std::get<PluginDefaults>(job.backend).device});
-    if (job.capture)
-        argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
-                                 std::to_string(job.capture->perturb_bits)});
-    return argv;
-}
-
 int worker_main(const WorkerJob& job) {
     results::BackendRun run;
     try {
@@ -293,7 +246,7 @@ int worker_main(const WorkerJob& job) {
         std::fprintf(stderr, "harness worker: %s\n", e.what());
         return kExitOutputFailed;
     }
-    return 0;
+    return kExitOk;
 }
 
 }  // namespace harness::run

@@ -2,50 +2,9 @@
 // builds the session, runs the steps and writes its BackendRun as JSON for the parent to read.
 #pragma once
 
-#include "config/config.hpp"
-#include "results/record.hpp"
-
-#include <optional>
-#include <string>
-#include <variant>
-#include <vector>
+#include "run/worker_job.hpp"
 
 namespace harness::run {
-
-struct StepCounts {
-    int warmup = -1, iterations = -1;  // negative = from the config
-};
-
-// A plugin run with its default options: a check's baseline named by plugin, not by entry.
-struct PluginDefaults {
-    std::string plugin, device = "cpu";
-};
-
-// A conformance capture instead of a timed run: `overrides.iterations` steps without warm-up,
-// the gradients after step 1 and the state after the last step written into `dir` as .npy files.
-struct Capture {
-    std::string dir;
-    // When positive: start from the initial weights moved by one ulp of a format with this many
-    // significand bits (data/perturbation.hpp).
-    int perturb_bits = 0;
-};
-
-struct WorkerJob {
-    std::string config_path;
-    std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
-    StepCounts overrides;
-    std::string result_path;
-    std::optional<Capture> capture;  // absent: a timed run
-};
-
-config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);
-
-// What a row says about an entry before anything has run: names, options, step counts, sizes.
-results::BackendRun describe_entry(const config::RunConfig& config,
-                                   const config::BackendEntry& entry, const StepCounts& overrides);
-
-// The command line that makes `harness` (at path `harness`) run this job.
-std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job);
 
 // Runs the job in this process; never throws: every failure becomes the status and message of
 // the BackendRun written to job.result_path. Returns the process exit code.

@@ -1,5 +1,6 @@
 #include "run/worker_launch.hpp"
 
+#include "model/hourglass.hpp"
 #include "results/json_writer.hpp"
 #include "run/child_process.hpp"
 
@@ -20,19 +21,24 @@ results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJ
                                   double timeout_s) {
     ChildProcess child(worker_arguments(boost::dll::program_location().string(), job));
     const ExitInfo exit = child.wait(timeout_s);
+    // The row of a worker that wrote none.
+    auto unfinished = [&] {
+        return describe_entry(config, entry_for(config, job), job.overrides,
+                              model::build_hourglass(config.model));
+    };
 
     if (exit.exit_code == 0 && !exit.signaled && !exit.timed_out && !exit.interrupted) {
         try {
             std::ifstream in(job.result_path);
             return results::backend_run_from_json(nlohmann::json::parse(in));
         } catch (const std::exception& e) {
-            results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides);
+            results::BackendRun run = unfinished();
             run.status = results::Status::failed;
             run.message = std::string("unreadable worker result: ") + e.what();
             return run;
         }
     }
-    results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides);
+    results::BackendRun run = unfinished();
     if (exit.interrupted) {
         run.status = results::Status::failed;
         run.message = "interrupted";

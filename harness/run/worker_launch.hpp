@@ -2,7 +2,7 @@
 
 #include "config/config.hpp"
 #include "results/record.hpp"
-#include "run/worker.hpp"
+#include "run/worker_job.hpp"
 
 namespace harness::run {
 

@@ -1,7 +1,7 @@
 // What every backend's training step needs to know about the graph's structure, whatever library
-// computes it (docs/design.md §2): who uses each value, which batch norms absorb the ReLU after
-// them, which layers take part in the backward pass, and how the gradient of every value is
-// assembled from its users' contributions, in backward order. Header-only, standard library only.
+// computes it: who uses each value, which batch norms absorb the ReLU after them, which layers
+// take part in the backward pass, and how the gradient of every value is assembled from its
+// users' contributions, in backward order. Header-only, standard library only.
 #pragma once
 
 #include "hb/graph.hpp"

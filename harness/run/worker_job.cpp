@@ -1,0 +1,59 @@
+#include "run/worker_job.hpp"
+
+#include <cstdlib>
+
+namespace harness::run {
+
+config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job) {
+    if (const int* index = std::get_if<int>(&job.backend))
+        return config.backends.at(static_cast<size_t>(*index));
+    const PluginDefaults& p = std::get<PluginDefaults>(job.backend);
+    config::BackendEntry entry;
+    entry.name = p.plugin;
+    entry.plugin = p.plugin;
+    entry.device = p.device;
+    return entry;
+}
+
+results::BackendRun describe_entry(const config::RunConfig& config,
+                                   const config::BackendEntry& entry, const StepCounts& overrides,
+                                   const model::Graph& graph) {
+    results::BackendRun run;
+    run.backend = entry.name;
+    run.plugin = entry.plugin;
+    run.device = entry.device;
+    run.options = entry.options;
+    // What the config asks for, until the session's manifest says what is in force.
+    const auto math = entry.options.find("math");
+    run.math_mode = math != entry.options.end() ? math->second : "fp32";
+    if (auto t = entry.options.find("threads"); t != entry.options.end())
+        run.threads = std::atoi(t->second.c_str());
+    run.warmup = overrides.warmup >= 0 ? overrides.warmup
+                 : entry.warmup >= 0   ? entry.warmup
+                                       : config.warmup;
+    run.iterations = overrides.iterations >= 0 ? overrides.iterations
+                     : entry.iterations >= 0   ? entry.iterations
+                                               : config.iterations;
+    run.batch = config.model.batch;
+    run.flops_per_step = graph.training_flops_per_step();
+    run.manifest_json = "{}";
+    return run;
+}
+
+std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job) {
+    std::vector<std::string> argv = {harness,         "__worker",
+                                     job.config_path, job.result_path,
+                                     "--warmup",      std::to_string(job.overrides.warmup),
+                                     "--iterations",  std::to_string(job.overrides.iterations)};
+    if (const int* index = std::get_if<int>(&job.backend))
+        argv.insert(argv.end(), {"--entry", std::to_string(*index)});
+    else
+        argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
+                                 "--device", std::get<PluginDefaults>(job.backend).device});
+    if (job.capture)
+        argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
+                                 std::to_string(job.capture->perturb_bits)});
+    return argv;
+}
+
+}  // namespace harness::run
