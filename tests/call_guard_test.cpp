@@ -24,7 +24,7 @@ hb_graph two_tensors() {
     tensors[0].trainable = 1;
     tensors[1].name = "bn.running_mean";
     tensors[1].trainable = 0;
-    hb_graph g{};
+    hb_graph g = hb_empty_graph();
     g.num_tensors = 2;
     g.tensors = tensors;
     return g;

@@ -21,7 +21,7 @@ struct SmallGraph {
                                       {"conv.bias", 0, HB_ROLE_BIAS, 1, {4, 0, 0, 0}, 1}};
     std::vector<int32_t> conv_in = {0}, relu_in = {1}, loss_in = {2};
     std::vector<hb_layer> layers;
-    hb_graph graph{};
+    hb_graph graph = hb_empty_graph();
 
     SmallGraph() {
         hb_layer conv{};
@@ -91,6 +91,36 @@ TEST(GraphImport, AValidGraphArrivesWhole) {
     EXPECT_EQ(graph.layers[2].loss_weight, 0.5);
     EXPECT_EQ(graph.tensors[0].elements, 4 * 3 * 3 * 3);
     EXPECT_TRUE(graph.tensors[1].trainable);
+}
+
+// A harness of a later minor version may hand over larger elements, with fields appended that
+// this SDK does not know: the import steps by the graph's sizes and reads the fields it knows.
+TEST(GraphImport, ElementsOfALaterMinorVersionAreReadByTheirSizes) {
+    SmallGraph g;
+    struct LaterLayer {
+        hb_layer known;
+        int32_t dilation;  // a field a later minor version appended
+    };
+    std::vector<LaterLayer> later;
+    for (const hb_layer& l : g.layers) later.push_back({l, 1});
+    hb_graph graph = g.get();
+    graph.layers = &later[0].known;
+    graph.layer_size = sizeof(LaterLayer);
+    const hb::Graph imported = hb::import_graph(graph, kRules);
+    ASSERT_EQ(imported.num_layers(), 3);
+    EXPECT_EQ(imported.layers[0].kernel, 3);
+    EXPECT_EQ(imported.layers[2].kind, HB_LAYER_MSE_LOSS);
+    EXPECT_EQ(imported.layers[2].loss_weight, 0.5);
+}
+
+// A graph from a harness of ABI 1 (no sizes) or with elements smaller than ABI 2.0's is refused.
+TEST(GraphImport, AGraphSmallerThanThisMajorVersionsIsRefused) {
+    SmallGraph g;
+    hb_graph graph = g.get();
+    graph.layer_size = static_cast<uint32_t>(hb::GraphSizes::layer - 4);
+    EXPECT_NE(refusal(graph).find("smaller than ABI 2.0's"), std::string::npos) << refusal(graph);
+    graph.struct_size = graph.value_size = graph.tensor_size = graph.layer_size = 0;
+    EXPECT_NE(refusal(graph).find("not a graph of this ABI"), std::string::npos);
 }
 
 TEST(GraphImport, BrokenGraphsAreRefusedNamingWhatIsWrong) {

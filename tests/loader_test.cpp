@@ -54,10 +54,26 @@ TEST(PluginLibrary, LoadsAGoodPluginAndReadsItsDescription) {
     EXPECT_EQ(HB_API_MAJOR(library.api().api_version), HB_API_VERSION_MAJOR);
 }
 
+// This SDK's ABI version, "major.minor".
+std::string abi() {
+    return std::to_string(HB_API_VERSION_MAJOR) + "." + std::to_string(HB_API_VERSION_MINOR);
+}
+
+std::string harness_abi() {
+    return "harness ABI " + abi();
+}
+
 TEST(PluginLibrary, RejectsAnotherMajorAbiVersionNamingBoth) {
     std::string error = load_error("wrong_abi");
     EXPECT_NE(error.find("plugin ABI version 99.3"), std::string::npos) << error;
-    EXPECT_NE(error.find("harness ABI 1.0"), std::string::npos) << error;
+    EXPECT_NE(error.find(harness_abi()), std::string::npos) << error;
+}
+
+// A plugin built against the previous major version's header (tests/abi/1.0).
+TEST(PluginLibrary, RejectsAPluginOfAbi1NamingBothVersions) {
+    std::string error = load_error("abi_1_0");
+    EXPECT_NE(error.find("plugin ABI version 1.0"), std::string::npos) << error;
+    EXPECT_NE(error.find(harness_abi()), std::string::npos) << error;
 }
 
 TEST(PluginLibrary, RejectsALibraryWithoutTheEntrySymbol) {
@@ -104,13 +120,13 @@ TEST(PluginListing, DescribesBrokenLibrariesInsteadOfFailing) {
     EXPECT_NE(broken["error"].get<std::string>().find("99.3"), std::string::npos);
     auto good = harness::run::describe_plugin_file(fake("good"));
     EXPECT_TRUE(good["loaded"].get<bool>());
-    EXPECT_EQ(good["abi_version"].get<std::string>(), "1.0");
+    EXPECT_EQ(good["abi_version"].get<std::string>(), abi());
 }
 
 TEST(HarnessList, ListsEveryPluginWithTheReasonForThoseThatFail) {
     auto r = run_harness("list", kFakeEnv);
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("fake 0.0.1 (ABI 1.0)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("fake 0.0.1 (ABI " + abi() + ")"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("deliberately unavailable"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("crashed while loading"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("no 'hb_plugin_entry' symbol"), std::string::npos) << r.output;

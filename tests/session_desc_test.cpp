@@ -10,7 +10,7 @@
 
 namespace {
 
-hb_graph some_graph{};
+hb_graph some_graph = hb_empty_graph();
 
 struct Description {
     hb_optimizer optimizer{};

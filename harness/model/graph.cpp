@@ -203,6 +203,7 @@ AbiGraph::AbiGraph(const Graph& graph) {
         layers_.push_back(hl);
     }
 
+    graph_ = hb_empty_graph();
     graph_.num_values = abi_count(values_.size());
     graph_.values = values_.data();
     graph_.num_layers = abi_count(layers_.size());

@@ -76,6 +76,7 @@ public:
         : source_(source), rules_(std::move(rules)) {}
 
     Graph run() {
+        check_graph_sizes(source_);
         if (source_.num_values <= 0 || !source_.values) throw Error("graph: it has no values");
         if (source_.input < 0 || source_.input >= source_.num_values)
             throw Error("graph: input value index " + std::to_string(source_.input) +
@@ -86,7 +87,7 @@ public:
         graph_.input = source_.input;
         graph_.target = dims_of(source_.target_shape);
         for (int32_t v = 0; v < source_.num_values; ++v) {
-            const hb_value& value = source_.values[v];
+            const hb_value value = graph_value(source_, v);
             const std::string name = value.name ? value.name : "value" + std::to_string(v);
             const Dims d = dims_of(value.shape);
             if (d.n <= 0 || d.c <= 0 || d.h <= 0 || d.w <= 0)
@@ -95,7 +96,7 @@ public:
             graph_.values.push_back(d);
         }
         for (int32_t i = 0; i < source_.num_tensors; ++i) {
-            const hb_tensor& t = source_.tensors[i];
+            const hb_tensor t = graph_tensor(source_, i);
             const std::string name = t.name ? t.name : "tensor" + std::to_string(i);
             if (t.rank < 1 || t.rank > 4 || hb::elements(t) <= 0)
                 throw Error("graph: tensor '" + name + "' has an invalid shape");
@@ -120,7 +121,7 @@ private:
     static Dims dims_of(const int64_t* shape) { return {shape[0], shape[1], shape[2], shape[3]}; }
 
     void import_layer(int index) {
-        const hb_layer& s = source_.layers[index];
+        const hb_layer s = graph_layer(source_, index);
         Layer layer;
         layer.name = s.name ? s.name : "layer" + std::to_string(index);
         layer.kind = s.kind;

@@ -6,18 +6,24 @@
  * with `api_version` and `struct_size`; it only ever grows at the end. The harness rejects a table
  * whose major version differs from its own, naming both versions.
  *
+ * Growing without breaking (a minor version): the function table, the structs that carry
+ * `struct_size` and the graph's elements (whose sizes the graph carries) only grow at the end. A
+ * field added so means "as before" when zero; a function added so may be NULL (the plugin lacks
+ * it) and is announced by a capability flag. Neither side reads past the size the other gave.
+ *
  * Canonical exchange format: float32, dense, host memory; activations NCHW, conv weights OIHW. */
 #ifndef HB_PLUGIN_H
 #define HB_PLUGIN_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HB_API_VERSION_MAJOR 1
+#define HB_API_VERSION_MAJOR 2
 #define HB_API_VERSION_MINOR 0
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -95,6 +101,10 @@ typedef struct hb_layer {
 } hb_layer;
 
 typedef struct hb_graph {
+    /* The sizes in bytes of this struct and of one element of `values`, `tensors` and `layers`,
+     * as the harness built them: a plugin steps through the arrays by these sizes and reads only
+     * the fields it knows of (hb::import_graph does both). */
+    uint32_t struct_size, value_size, tensor_size, layer_size;
     int32_t num_values;
     const hb_value* values;
     int32_t num_layers;
@@ -105,6 +115,17 @@ typedef struct hb_graph {
     int64_t target_shape[4];  /* the heatmap target every mse_loss layer compares with */
     /* The training loss is the sum of the outputs of every mse_loss layer. */
 } hb_graph;
+
+/* A graph without elements, with this header's sizes. */
+static inline hb_graph hb_empty_graph(void) {
+    hb_graph graph;
+    memset(&graph, 0, sizeof graph);
+    graph.struct_size = (uint32_t)sizeof(hb_graph);
+    graph.value_size = (uint32_t)sizeof(hb_value);
+    graph.tensor_size = (uint32_t)sizeof(hb_tensor);
+    graph.layer_size = (uint32_t)sizeof(hb_layer);
+    return graph;
+}
 
 /* ----------------------------------------------------------- the optimizer (docs/design.md §4) */
 

@@ -6,8 +6,10 @@
 #include "hb/plugin.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -56,6 +58,52 @@ inline bool known_layer_kind(hb_layer_kind kind) {
     return std::string(layer_kind_name(kind)) != "unknown";
 }
 
+// The sizes of ABI 2.0's graph structs, the smallest a graph of this major version has: the end
+// of each struct's last 2.0 field.
+struct GraphSizes {
+    static constexpr size_t graph = offsetof(hb_graph, target_shape) + sizeof(int64_t[4]);
+    static constexpr size_t value = offsetof(hb_value, shape) + sizeof(int64_t[4]);
+    static constexpr size_t tensor = offsetof(hb_tensor, trainable) + sizeof(int32_t);
+    static constexpr size_t layer = offsetof(hb_layer, loss_weight) + sizeof(float);
+};
+
+// Throws hb::Error unless `graph` has at least ABI 2.0's sizes.
+inline void check_graph_sizes(const hb_graph& graph) {
+    if (graph.struct_size < GraphSizes::graph || graph.value_size < GraphSizes::value ||
+        graph.tensor_size < GraphSizes::tensor || graph.layer_size < GraphSizes::layer)
+        throw Error("graph: its sizes (graph " + std::to_string(graph.struct_size) + ", value " +
+                    std::to_string(graph.value_size) + ", tensor " +
+                    std::to_string(graph.tensor_size) + ", layer " +
+                    std::to_string(graph.layer_size) + " bytes) are smaller than ABI " +
+                    std::to_string(HB_API_VERSION_MAJOR) + ".0's: not a graph of this ABI");
+}
+
+namespace detail {
+
+// Element i of an array whose elements are `size` bytes apart, as this header declares it: the
+// fields the sender did not have are zero, which means "as before".
+template <class T>
+T element(const T* array, uint32_t size, int32_t i) {
+    T copy;
+    std::memset(&copy, 0, sizeof copy);
+    std::memcpy(&copy, reinterpret_cast<const unsigned char*>(array) + size_t(i) * size,
+                std::min<size_t>(size, sizeof copy));
+    return copy;
+}
+
+}  // namespace detail
+
+// The graph's i-th value, tensor and layer, read by the sizes the graph carries.
+inline hb_value graph_value(const hb_graph& g, int32_t i) {
+    return detail::element(g.values, g.value_size, i);
+}
+inline hb_tensor graph_tensor(const hb_graph& g, int32_t i) {
+    return detail::element(g.tensors, g.tensor_size, i);
+}
+inline hb_layer graph_layer(const hb_graph& g, int32_t i) {
+    return detail::element(g.layers, g.layer_size, i);
+}
+
 // What every plugin's create_session must check before it reads a session description: its size
 // (a harness built against an older SDK), the graph and optimizer present, a known placement and
 // an optimizer this SDK knows how to describe. Throws hb::Error naming what is wrong.
@@ -65,6 +113,7 @@ inline void check_session_desc(const hb_session_desc& desc) {
                     " bytes, expected " + std::to_string(sizeof(hb_session_desc)) + ")");
     if (!desc.graph || !desc.optimizer)
         throw Error("session description has no graph or optimizer");
+    check_graph_sizes(*desc.graph);
     if (desc.placement != HB_PLACEMENT_DEVICE && desc.placement != HB_PLACEMENT_HOST)
         throw Error("unknown data placement " + std::to_string(static_cast<int>(desc.placement)),
                     HB_UNSUPPORTED);
@@ -246,8 +295,9 @@ public:
     // A session without a graph (a plugin that needs none) has no tensors to check.
     explicit CallGuard(const hb_graph* graph) {
         for (int32_t i = 0; graph && i < graph->num_tensors; ++i) {
-            names_.emplace_back(graph->tensors[i].name ? graph->tensors[i].name : "");
-            trainable_.push_back(graph->tensors[i].trainable != 0);
+            const hb_tensor t = graph_tensor(*graph, i);
+            names_.emplace_back(t.name ? t.name : "");
+            trainable_.push_back(t.trainable != 0);
         }
     }
 

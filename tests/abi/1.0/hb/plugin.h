@@ -1,0 +1,240 @@
+/* The harness plugin ABI: plain C, so that a plugin built with another compiler or another
+ * libstdc++ ABI (LibTorch) can be loaded safely. Only fixed-width integers, enums, `const char*`,
+ * plain structs and pointers to float buffers cross this boundary; nothing throws across it.
+ *
+ * A plugin exports one symbol, `hb_plugin_entry`, returning its function table. The table starts
+ * with `api_version` and `struct_size`; it only ever grows at the end. The harness rejects a table
+ * whose major version differs from its own, naming both versions.
+ *
+ * Canonical exchange format: float32, dense, host memory; activations NCHW, conv weights OIHW. */
+#ifndef HB_PLUGIN_H
+#define HB_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HB_API_VERSION_MAJOR 1
+#define HB_API_VERSION_MINOR 0
+#define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
+#define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
+#define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
+
+#define HB_ENTRY_SYMBOL "hb_plugin_entry"
+
+#if defined(_WIN32)
+#define HB_EXPORT __declspec(dllexport)
+#else
+#define HB_EXPORT __attribute__((visibility("default")))
+#endif
+
+typedef enum hb_status {
+    HB_OK = 0,
+    HB_ERROR = 1,         /* any failure; the message says what */
+    HB_UNAVAILABLE = 2,   /* the requested device or feature is not usable here */
+    HB_OUT_OF_MEMORY = 3, /* host or device allocation failed */
+    HB_UNSUPPORTED = 4    /* the graph, option or call is not implemented by this plugin */
+} hb_status;
+
+/* -------------------------------------------------------- the model graph (docs/design.md §4) */
+
+typedef enum hb_layer_kind {
+    HB_LAYER_CONV2D = 0,
+    HB_LAYER_BATCHNORM = 1,
+    HB_LAYER_RELU = 2,
+    HB_LAYER_MAXPOOL2D = 3, /* 2x2, stride 2; gradient to the first maximum in row-major order */
+    HB_LAYER_UPSAMPLE = 4,  /* nearest, factor 2 */
+    HB_LAYER_ADD = 5,       /* n-ary elementwise sum */
+    HB_LAYER_MSE_LOSS = 6   /* loss_weight * mean((input - target)^2) over N x C x H x W */
+} hb_layer_kind;
+
+typedef enum hb_tensor_role {
+    HB_ROLE_WEIGHT = 0, /* conv OIHW weight, or BN gamma */
+    HB_ROLE_BIAS = 1,   /* conv bias, or BN beta */
+    HB_ROLE_RUNNING_MEAN = 2,
+    HB_ROLE_RUNNING_VAR = 3
+} hb_tensor_role;
+
+/* An activation: every layer output is a distinct value (the graph is in SSA form). */
+typedef struct hb_value {
+    const char* name;
+    int64_t shape[4]; /* N, C, H, W; a loss value is 1 x 1 x 1 x 1 */
+} hb_value;
+
+/* A state tensor: a trainable parameter or a BN running statistic. */
+typedef struct hb_tensor {
+    const char* name; /* "<layer>.weight", "<layer>.bias", "<layer>.running_mean", ... */
+    int32_t layer;    /* index into hb_graph.layers */
+    hb_tensor_role role;
+    int32_t rank;
+    int64_t shape[4];
+    int32_t trainable; /* 1 for weights and biases, 0 for running statistics */
+} hb_tensor;
+
+typedef struct hb_layer {
+    const char* name; /* stable hierarchical name, e.g. "stack0.hg.low2.up1.conv2" */
+    hb_layer_kind kind;
+    int32_t num_inputs;
+    const int32_t* inputs; /* value indices */
+    int32_t output;        /* value index */
+
+    /* conv2d */
+    int32_t in_channels, out_channels, kernel, stride, padding;
+    int32_t weight; /* tensor index, or -1; for batchnorm: gamma */
+    int32_t bias;   /* tensor index, or -1; for batchnorm: beta */
+
+    /* batchnorm */
+    int32_t running_mean, running_var; /* tensor indices, or -1 */
+    float momentum, eps;
+
+    /* mse_loss */
+    float loss_weight;
+} hb_layer;
+
+typedef struct hb_graph {
+    int32_t num_values;
+    const hb_value* values;
+    int32_t num_layers;
+    const hb_layer* layers; /* in a valid execution order */
+    int32_t num_tensors;
+    const hb_tensor* tensors; /* construction order */
+    int32_t input;            /* value index of the image batch, N x 3 x S x S */
+    int64_t target_shape[4];  /* the heatmap target every mse_loss layer compares with */
+    /* The training loss is the sum of the outputs of every mse_loss layer. */
+} hb_graph;
+
+/* ----------------------------------------------------------- the optimizer (docs/design.md §4) */
+
+typedef enum hb_rmsprop_variant {
+    /* v = a v + (1-a) g^2, v0 = 0; p -= lr g / (sqrt(v) + eps) */
+    HB_RMSPROP_TORCH = 0,
+    /* v = a v + (1-a) g^2, v0 = 1; p -= lr g / sqrt(v + eps) */
+    HB_RMSPROP_TENSORFLOW = 1
+} hb_rmsprop_variant;
+
+typedef struct hb_optimizer {
+    hb_rmsprop_variant variant;
+    float learning_rate;
+    float alpha; /* the decay of the squared-gradient average */
+    float eps;
+    float momentum;     /* 0 = none */
+    float weight_decay; /* 0 = none; added to the gradient as wd * p */
+    float initial_square_average;
+} hb_optimizer;
+
+/* ------------------------------------------------------------------------------ sessions */
+
+typedef enum hb_placement {
+    HB_PLACEMENT_DEVICE = 0, /* batches handed over once, before timing */
+    HB_PLACEMENT_HOST = 1    /* each step takes its batch from host memory; that copy is timed */
+} hb_placement;
+
+typedef struct hb_option {
+    const char* key;
+    const char* value;
+} hb_option;
+
+typedef struct hb_session_desc {
+    uint32_t struct_size;
+    const hb_graph* graph;
+    const hb_optimizer* optimizer;
+    const char* device; /* "cpu", "cuda:0", ... */
+    hb_placement placement;
+    int32_t num_options;
+    const hb_option* options; /* backend options; a plugin rejects keys it does not know */
+} hb_session_desc;
+
+typedef struct hb_step_result {
+    uint32_t struct_size;
+    double loss;
+    /* Phase times in milliseconds, or a negative value when the plugin does not measure them. */
+    double forward_ms;
+    double backward_ms;
+    double optimizer_ms;
+} hb_step_result;
+
+/* ---------------------------------------------------------------------------- descriptions */
+
+typedef struct hb_library_version {
+    const char* name;
+    const char* version;
+} hb_library_version;
+
+typedef struct hb_device_info {
+    const char* name; /* "cpu", "cuda:0" */
+    const char* description;
+    int32_t available;
+    const char* unavailable_reason; /* NULL when available */
+} hb_device_info;
+
+enum {
+    HB_CAP_GRADIENTS = 1u << 0,   /* read_gradients works */
+    HB_CAP_PHASE_TIMES = 1u << 1, /* step fills forward/backward/optimizer times */
+    HB_CAP_PEAK_MEMORY = 1u << 2, /* peak_memory works */
+    HB_CAP_HOST_PLACEMENT = 1u << 3
+};
+
+typedef struct hb_plugin_info {
+    uint32_t struct_size;
+    const char* name;
+    const char* version;
+    const char* description;
+    uint32_t capabilities; /* HB_CAP_* flags */
+    int32_t num_libraries;
+    const hb_library_version* libraries;
+    int32_t num_devices;
+    const hb_device_info* devices;
+} hb_plugin_info;
+
+typedef struct hb_session hb_session; /* opaque, owned by the plugin */
+
+/* Every pointer the plugin returns stays valid until the next call on the same object (or, for
+ * plugin-level data, for the life of the process). Buffers the harness passes in are only
+ * borrowed for the duration of the call. */
+typedef struct hb_plugin_api {
+    uint32_t api_version; /* HB_API_VERSION the plugin was built with */
+    uint32_t struct_size; /* sizeof(hb_plugin_api) the plugin was built with */
+
+    /* The message of the last failed plugin-level call (describe, create_session) on this thread.
+     */
+    const char* (*last_error)(void);
+
+    hb_status (*describe)(const hb_plugin_info** info);
+
+    hb_status (*create_session)(const hb_session_desc* desc, hb_session** session);
+    void (*destroy_session)(hb_session* session);
+    /* The message of the last failed call on this session. */
+    const char* (*session_error)(const hb_session* session);
+
+    /* All of graph->tensors, in order (parameters and running statistics), from host buffers. */
+    hb_status (*load_state)(hb_session* session, const float* const* tensors);
+    /* Optimizer state (the squared-gradient average), one buffer per trainable tensor in order. */
+    hb_status (*load_optimizer_state)(hb_session* session, const float* const* square_averages);
+    /* The data batches, cycled through by step(); inputs N x 3 x S x S, targets = target_shape. */
+    hb_status (*set_batches)(hb_session* session, int32_t count, const float* const* inputs,
+                             const float* const* targets);
+    /* One training step on batch `batch`; returns when all its work is complete. */
+    hb_status (*step)(hb_session* session, int32_t batch, hb_step_result* result);
+
+    /* Read back all graph->tensors (parameters and running statistics) into host buffers. */
+    hb_status (*read_state)(hb_session* session, float* const* tensors);
+    /* The gradients of the last step, one buffer per tensor; running statistics are skipped
+     * (their pointers may be NULL). */
+    hb_status (*read_gradients)(hb_session* session, float* const* gradients);
+
+    hb_status (*peak_memory)(hb_session* session, uint64_t* bytes);
+    /* A JSON object: what the plugin actually ran (math mode under "math", algorithms, layouts,
+     * fusions, workspace, thread count). */
+    hb_status (*manifest)(hb_session* session, const char** json);
+} hb_plugin_api;
+
+typedef const hb_plugin_api* (*hb_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HB_PLUGIN_H */
