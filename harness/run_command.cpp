@@ -4,7 +4,7 @@
 #include "check/check_record.hpp"
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
-#include "results/json_writer.hpp"
+#include "results/run_json.hpp"
 #include "results/table.hpp"
 #include "run/provenance.hpp"
 #include "run/runner.hpp"

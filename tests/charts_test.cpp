@@ -1,7 +1,7 @@
 // The charts of `harness report --charts`: which rows and runs they show, their data files and
 // the gnuplot scripts that draw them. Drawing them is tested end to end.
 #include "results/charts.hpp"
-#include "results/json_writer.hpp"
+#include "results/json_sidecar.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Conformance: the comparison itself, and `harness check` catching a backend that is off.
 #include "check/comparison.hpp"
 #include "harness_process.hpp"
-#include "results/csv_writer.hpp"
+#include "results/csv_reader.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

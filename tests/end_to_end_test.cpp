@@ -1,6 +1,7 @@
 // `harness` from the outside, as a user runs it: the shipped configs, the files it writes, its
 // exit codes and its errors.
 #include "harness_process.hpp"
+#include "results/csv_reader.hpp"
 #include "results/csv_writer.hpp"
 
 #include <gtest/gtest.h>

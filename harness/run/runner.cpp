@@ -1,7 +1,7 @@
 #include "run/runner.hpp"
 
 #include "results/csv_writer.hpp"
-#include "results/json_writer.hpp"
+#include "results/json_sidecar.hpp"
 #include "run/child_process.hpp"
 #include "run/provenance.hpp"
 #include "run/scratch_dir.hpp"

@@ -1,6 +1,6 @@
 #include "run/worker_launch.hpp"
 
-#include "results/json_writer.hpp"
+#include "results/run_json.hpp"
 #include "run/child_process.hpp"
 
 #include <fmt/format.h>
