@@ -2,7 +2,7 @@
 // exit codes and its errors.
 #include "harness_process.hpp"
 #include "results/csv_reader.hpp"
-#include "results/csv_writer.hpp"
+#include "results/csv_reporter.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

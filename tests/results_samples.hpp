@@ -2,6 +2,7 @@
 #pragma once
 
 #include "results/record.hpp"
+#include "results/reporter.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -109,6 +110,18 @@ inline hr::BackendRun skipped_run() {
     r.status = hr::Status::skipped;
     r.message = "no CUDA device";
     return r;
+}
+
+// Hands a reporter one invocation's runs, as the runner does: the context, the runs, finalize.
+inline void report(hr::Reporter& reporter, const hr::Provenance& p,
+                   const std::vector<hr::BackendRun>& runs) {
+    reporter.report_context(p);
+    reporter.report_runs(runs);
+    reporter.finalize(runs);
+}
+inline void report(hr::Reporter&& reporter, const hr::Provenance& p,
+                   const std::vector<hr::BackendRun>& runs) {
+    report(reporter, p, runs);
 }
 
 inline bool same(double a, double b) {

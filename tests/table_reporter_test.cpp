@@ -1,11 +1,19 @@
-#include "results/table.hpp"
+#include "results/table_reporter.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace {
 
 using namespace harness::testing;
+
+std::string table_of(const std::vector<hr::BackendRun>& runs) {
+    std::ostringstream out;
+    report(hr::TableReporter(out), provenance(), runs);
+    return out.str();
+}
 
 hr::BackendRun ok_run(const std::string& name, std::vector<double> samples) {
     hr::BackendRun r;
@@ -27,7 +35,7 @@ TEST(Table, ListsEveryBackendAndWhyOneDidNotRun) {
     skipped.status = hr::Status::skipped;
     skipped.message = "no CUDA device";
 
-    const std::string t = hr::format_table({ok_run("reference", {10, 10, 10}), skipped});
+    const std::string t = table_of({ok_run("reference", {10, 10, 10}), skipped});
     EXPECT_NE(t.find("median ms"), std::string::npos);
     EXPECT_NE(t.find("reference"), std::string::npos);
     EXPECT_NE(t.find("10.000"), std::string::npos);
@@ -42,7 +50,7 @@ TEST(Table, FlagsNoiseAndNonFiniteLoss) {
     diverged.losses = {1.0, kInf, kNaN};
     diverged.nonfinite_loss = true;
 
-    const std::string t = hr::format_table({noisy, diverged});
+    const std::string t = table_of({noisy, diverged});
     EXPECT_NE(t.find("onednn: noisy, IQR/median 12%"), std::string::npos) << t;
     EXPECT_NE(t.find("cudnn: non-finite loss"), std::string::npos) << t;
     EXPECT_NE(t.find("nan"), std::string::npos) << t;
@@ -50,7 +58,7 @@ TEST(Table, FlagsNoiseAndNonFiniteLoss) {
 
 TEST(Table, ColumnsAreAligned) {
     const std::string t =
-        hr::format_table({ok_run("a", {1, 1}), ok_run("a-much-longer-name", {1234.5, 1234.5})});
+        table_of({ok_run("a", {1, 1}), ok_run("a-much-longer-name", {1234.5, 1234.5})});
     std::vector<std::string> lines;
     size_t start = 0;
     for (size_t nl = t.find('\n'); nl != std::string::npos; nl = t.find('\n', start)) {

@@ -1,6 +1,4 @@
-#include "results/csv_writer.hpp"
-
-#include "results/atomic_file.hpp"
+#include "results/csv_reporter.hpp"
 
 #include <fmt/format.h>
 
@@ -150,12 +148,12 @@ std::vector<std::string> csv_columns() {
             "first_loss",     "last_loss"};
 }
 
-void write_csv(const std::string& path, const Provenance& provenance,
-               const std::vector<BackendRun>& runs) {
+std::string CsvReporter::contents(const Provenance& provenance,
+                                  const std::vector<BackendRun>& runs) const {
     std::string text;
     append_line(text, csv_columns());
     for (const BackendRun& run : runs) append_line(text, make_row(provenance, run));
-    write_file_atomically(path, text);
+    return text;
 }
 
 }  // namespace harness::results

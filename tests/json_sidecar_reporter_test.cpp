@@ -1,4 +1,4 @@
-#include "results/json_sidecar.hpp"
+#include "results/json_sidecar_reporter.hpp"
 #include "results/run_json.hpp"
 #include "results_samples.hpp"
 
@@ -8,10 +8,10 @@ namespace {
 
 using namespace harness::testing;
 
-class JsonSidecar : public ResultsFiles {};
+class JsonSidecarReporter : public ResultsFiles {};
 
-TEST_F(JsonSidecar, HoldsTheProvenanceAndEveryRunWhole) {
-    hr::write_json(path("r.json"), provenance(), {full_run(), skipped_run()});
+TEST_F(JsonSidecarReporter, HoldsTheProvenanceAndEveryRunWhole) {
+    report(hr::JsonSidecarReporter(path("r.json")), provenance(), {full_run(), skipped_run()});
     const auto doc = nlohmann::json::parse(slurp(path("r.json")));
     EXPECT_EQ(doc.at("schema_version"), hr::kSchemaVersion);
     EXPECT_EQ(doc.at("provenance").at("config_path"), "configs/hourglass8.yaml");

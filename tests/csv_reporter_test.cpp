@@ -1,4 +1,4 @@
-#include "results/csv_writer.hpp"
+#include "results/csv_reporter.hpp"
 #include "results/csv_reader.hpp"
 #include "results_samples.hpp"
 
@@ -8,10 +8,10 @@ namespace {
 
 using namespace harness::testing;
 
-class CsvWriter : public ResultsFiles {};
+class CsvReporter : public ResultsFiles {};
 
-TEST_F(CsvWriter, HeaderHasEveryColumnInOrder) {
-    hr::write_csv(path("r.csv"), provenance(), {});
+TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
+    report(hr::CsvReporter(path("r.csv")), provenance(), {});
     const std::string text = slurp(path("r.csv"));
     std::string expected;
     for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
@@ -21,8 +21,8 @@ TEST_F(CsvWriter, HeaderHasEveryColumnInOrder) {
     EXPECT_EQ(hr::csv_columns().size(), 47u);
 }
 
-TEST_F(CsvWriter, RoundTrip) {
-    hr::write_csv(path("r.csv"), provenance(), {full_run(), skipped_run()});
+TEST_F(CsvReporter, RoundTrip) {
+    report(hr::CsvReporter(path("r.csv")), provenance(), {full_run(), skipped_run()});
     const auto rows = hr::read_csv(path("r.csv"));
     ASSERT_EQ(rows.size(), 2u);
     for (const auto& row : rows) {
@@ -68,11 +68,11 @@ TEST_F(CsvWriter, RoundTrip) {
     }
 }
 
-TEST_F(CsvWriter, QuotesCommasQuotesAndNewlines) {
+TEST_F(CsvReporter, QuotesCommasQuotesAndNewlines) {
     hr::BackendRun r = skipped_run();
     r.status = hr::Status::failed;
     r.message = "bad \"shape\", got 3\nexpected 4\r\nsee log";
-    hr::write_csv(path("r.csv"), provenance(), {r});
+    report(hr::CsvReporter(path("r.csv")), provenance(), {r});
 
     const std::string text = slurp(path("r.csv"));
     EXPECT_NE(text.find("\"bad \"\"shape\"\", got 3\nexpected 4\r\nsee log\""), std::string::npos)
@@ -84,20 +84,20 @@ TEST_F(CsvWriter, QuotesCommasQuotesAndNewlines) {
     EXPECT_EQ(rows[0].at("status"), "failed");
 }
 
-TEST_F(CsvWriter, NonFiniteLossesAreSpelledOut) {
+TEST_F(CsvReporter, NonFiniteLossesAreSpelledOut) {
     hr::BackendRun r = full_run();
     r.warmup_losses.clear();
     r.losses = {-kInf, 1.0, kNaN};
     r.nonfinite_loss = true;
-    hr::write_csv(path("r.csv"), provenance(), {r});
+    report(hr::CsvReporter(path("r.csv")), provenance(), {r});
     const auto rows = hr::read_csv(path("r.csv"));
     EXPECT_EQ(rows[0].at("first_loss"), "-inf");
     EXPECT_EQ(rows[0].at("last_loss"), "nan");
     EXPECT_EQ(rows[0].at("nonfinite_loss"), "true");
 }
 
-TEST_F(CsvWriter, CreatesParentDirectories) {
-    hr::write_csv(path("a/b/r.csv"), provenance(), {skipped_run()});
+TEST_F(CsvReporter, CreatesParentDirectories) {
+    report(hr::CsvReporter(path("a/b/r.csv")), provenance(), {skipped_run()});
     EXPECT_EQ(hr::read_csv(path("a/b/r.csv")).size(), 1u);
 }
 
