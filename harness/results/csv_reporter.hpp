@@ -8,8 +8,10 @@
 
 namespace harness::results {
 
+// The CSV's columns, in order.
 std::vector<std::string> csv_columns();
 
+// Rewritten whole after every run (FileReporter).
 class CsvReporter final : public FileReporter {
 public:
     using FileReporter::FileReporter;
