@@ -2,7 +2,7 @@
 
 #include "results/atomic_file.hpp"
 #include "results/charts.hpp"
-#include "results/csv_writer.hpp"
+#include "results/csv_reader.hpp"
 #include "results/markdown_report.hpp"
 #include "run/child_process.hpp"
 

@@ -4,8 +4,10 @@
 #include "check/check_record.hpp"
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
-#include "results/json_writer.hpp"
-#include "results/table.hpp"
+#include "results/csv_reporter.hpp"
+#include "results/json_reporter.hpp"
+#include "results/json_sidecar_reporter.hpp"
+#include "results/table_reporter.hpp"
 #include "run/provenance.hpp"
 #include "run/runner.hpp"
 
@@ -13,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 namespace harness {
 
@@ -72,14 +75,15 @@ void dump_inputs(const config::RunConfig& config, const std::string& dir) {
 int run_command(const RunArgs& args) {
     run::RunRequest request;
     config::RunConfig config;
+    std::string csv_path, json_path;
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         request.overrides = {args.warmup, args.iterations};
-        request.csv_path = args.output.empty() ? default_output(config) : args.output;
-        request.json_path = sidecar_of(request.csv_path);
-        prepare_output_dir(request.csv_path);
+        csv_path = args.output.empty() ? default_output(config) : args.output;
+        json_path = sidecar_of(csv_path);
+        prepare_output_dir(csv_path);
         request.on_finished = verdict_annotator(config);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
@@ -92,24 +96,23 @@ int run_command(const RunArgs& args) {
         return kExitUsage;
     }
 
+    results::Reporters reporters;
+    reporters.add(std::make_unique<results::CsvReporter>(csv_path));
+    reporters.add(std::make_unique<results::JsonSidecarReporter>(json_path));
+    if (args.json)
+        reporters.add(std::make_unique<results::JsonReporter>(std::cout));
+    else
+        reporters.add(std::make_unique<results::TableReporter>(std::cout));
+
     run::RunOutcome outcome;
     try {
-        outcome = run::run_backends(config, request);
+        outcome = run::run_backends(config, request, reporters);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitBackendFailed;
     }
 
-    if (args.json) {
-        nlohmann::json doc = {{"provenance", results::to_json(outcome.provenance)},
-                              {"runs", nlohmann::json::array()}};
-        for (const auto& r : outcome.runs) doc["runs"].push_back(results::to_json(r));
-        std::cout << doc.dump(2) << "\n";
-    } else {
-        std::cout << results::format_table(outcome.runs);
-    }
-    std::fprintf(stderr, "results: %s (raw samples: %s)\n", request.csv_path.c_str(),
-                 request.json_path.c_str());
+    std::fprintf(stderr, "results: %s (raw samples: %s)\n", csv_path.c_str(), json_path.c_str());
 
     if (outcome.interrupted) return kExitInterrupted;
     for (const auto& r : outcome.runs)

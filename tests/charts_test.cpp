@@ -1,7 +1,8 @@
 // The charts of `harness report --charts`: which rows and runs they show, their data files and
 // the gnuplot scripts that draw them. Drawing them is tested end to end.
 #include "results/charts.hpp"
-#include "results/json_writer.hpp"
+#include "results/json_sidecar_reporter.hpp"
+#include "results_samples.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -119,7 +120,7 @@ TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
     ok.samples_ms = {1, 2, 3};
     skipped.backend = "cudnn";
     skipped.status = hr::Status::skipped;
-    hr::write_json(path("a.json"), p, {ok, skipped});
+    harness::testing::report(hr::JsonSidecarReporter(path("a.json")), p, {ok, skipped});
     const auto samples = hr::read_step_samples(path("a.csv"));
     ASSERT_EQ(samples.size(), 1u);
     EXPECT_EQ(samples[0].config, "tiny");

@@ -1,7 +1,10 @@
-// Conformance: the comparison itself, and `harness check` catching a backend that is off.
+// Conformance: the comparison itself, how its outcome is shown, and `harness check` catching a
+// backend that is off.
+#include "check/check_json_reporter.hpp"
+#include "check/check_table_reporter.hpp"
 #include "check/comparison.hpp"
 #include "harness_process.hpp"
-#include "results/csv_writer.hpp"
+#include "results/csv_reader.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 #include <ostream>
+#include <sstream>
 
 namespace {
 
@@ -164,6 +168,64 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     const auto result = compare(candidate, baseline, tolerance_for("bf16"), &noise);
     EXPECT_TRUE(result.pass);
     EXPECT_NEAR(result.worst_relative()->noise, 0.2, 1e-6);
+}
+
+// A baseline, a backend that passed and one that was skipped.
+harness::check::CheckOutcome sample_outcome() {
+    namespace hc = harness::check;
+    hc::CheckOutcome outcome;
+    outcome.baseline.status = harness::results::Status::ok;
+    outcome.baseline.losses = {1.25, 1.125};
+    hc::BackendCheck passed, skipped;
+    passed.run.backend = "onednn";
+    passed.run.device = "cpu";
+    passed.run.math_mode = "fp32";
+    passed.run.status = harness::results::Status::ok;
+    passed.comparison = compare(sample_capture(), sample_capture(), tolerance_for("fp32"));
+    skipped.run.backend = "cudnn";
+    skipped.run.device = "cuda:0";
+    skipped.run.math_mode = "fp32";
+    skipped.run.status = harness::results::Status::skipped;
+    skipped.run.message = "no CUDA device";
+    outcome.checks = {passed, skipped};
+    return outcome;
+}
+
+harness::check::CheckRequest sample_request() {
+    harness::check::CheckRequest request;
+    request.config_path = "configs/check.yaml";
+    return request;
+}
+
+TEST(CheckReporters, TheTableAndTheJsonShowEveryBackendWithItsVerdict) {
+    std::ostringstream table, json;
+    harness::check::CheckTableReporter(table).report(sample_request(), sample_outcome());
+    harness::check::CheckJsonReporter(json).report(sample_request(), sample_outcome());
+
+    const std::string t = table.str();
+    EXPECT_EQ(t.rfind("check configs/check.yaml: baseline reference, 2 steps\n", 0), 0u) << t;
+    EXPECT_NE(t.find("onednn           cpu     fp32  PASS"), std::string::npos) << t;
+    EXPECT_NE(t.find("cudnn            cuda:0  fp32  SKIPPED   no CUDA device"), std::string::npos)
+        << t;
+    const auto j = nlohmann::json::parse(json.str());
+    ASSERT_EQ(j.at("backends").size(), 2u);
+    EXPECT_EQ(j["backends"][0]["verdict"], "PASS");
+    EXPECT_EQ(j["backends"][0]["differences"].size(), 7u);
+    EXPECT_EQ(j["backends"][1]["verdict"], "SKIPPED");
+    EXPECT_FALSE(j["backends"][1].contains("differences"));
+    EXPECT_EQ(j["baseline"]["losses"], nlohmann::json({1.25, 1.125}));
+}
+
+TEST(CheckReporters, ABaselineThatFailedIsAllTheyShow) {
+    auto outcome = sample_outcome();
+    outcome.baseline_problem = "the baseline is too big";
+    std::ostringstream table, json;
+    harness::check::CheckTableReporter(table).report(sample_request(), outcome);
+    harness::check::CheckJsonReporter(json).report(sample_request(), outcome);
+    EXPECT_EQ(table.str(),
+              "check configs/check.yaml: baseline reference, 2 steps\n"
+              "baseline failed: the baseline is too big\n");
+    EXPECT_EQ(nlohmann::json::parse(json.str())["baseline_problem"], "the baseline is too big");
 }
 
 const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;

@@ -1,7 +1,8 @@
 // `harness` from the outside, as a user runs it: the shipped configs, the files it writes, its
 // exit codes and its errors.
 #include "harness_process.hpp"
-#include "results/csv_writer.hpp"
+#include "results/csv_reader.hpp"
+#include "results/csv_reporter.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // broken plugins are reported while the others still produce their rows; the GPU driver's version
 // in the provenance.
 #include "harness_process.hpp"
-#include "results/csv_writer.hpp"
+#include "results/csv_reader.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_listing.hpp"
 #include "run/provenance.hpp"

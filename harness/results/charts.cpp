@@ -1,6 +1,6 @@
 #include "results/charts.hpp"
 
-#include "results/json_writer.hpp"
+#include "results/run_json.hpp"
 
 #include <fmt/format.h>
 

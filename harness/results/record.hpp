@@ -9,6 +9,10 @@
 
 namespace harness::results {
 
+// The version of the results' columns and fields (docs/results-schema.md), in the CSV and the JSON
+// sidecar.
+inline constexpr int kSchemaVersion = 1;
+
 // docs/design.md §6. `ok` is the only status whose timings count.
 enum class Status { ok, skipped, failed, crashed, timeout, oom, mismatch };
 const char* to_string(Status s);

@@ -1,7 +1,6 @@
 #include "run/runner.hpp"
 
-#include "results/csv_writer.hpp"
-#include "results/json_writer.hpp"
+#include "results/reporter.hpp"
 #include "run/child_process.hpp"
 #include "run/provenance.hpp"
 #include "run/scratch_dir.hpp"
@@ -29,13 +28,6 @@ results::BackendRun run_one(const config::RunConfig& config, const RunRequest& r
                          timeout_of(config, config.backends.at(static_cast<size_t>(index))));
 }
 
-void write_results(const RunRequest& request, const RunOutcome& outcome) {
-    if (!request.csv_path.empty())
-        results::write_csv(request.csv_path, outcome.provenance, outcome.runs);
-    if (!request.json_path.empty())
-        results::write_json(request.json_path, outcome.provenance, outcome.runs);
-}
-
 }  // namespace
 
 bool is_failure(results::Status status) {
@@ -48,10 +40,11 @@ bool is_failure(results::Status status) {
     }
 }
 
-RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request) {
+RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request,
+                        results::Reporter& reporter) {
     install_interrupt_handler();
     RunOutcome outcome;
-    outcome.provenance = collect_provenance(config);
+    reporter.report_context(collect_provenance(config));
     ScratchDir scratch;
     const size_t count = request.entries.size();
     for (size_t i = 0; i < count; ++i) {
@@ -65,12 +58,13 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
             std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),
                          run.message.empty() ? "" : ": ", run.message.c_str());
         outcome.runs.push_back(std::move(run));
-        write_results(request, outcome);
+        reporter.report_runs(outcome.runs);
         if (interrupted()) {
             outcome.interrupted = true;
             break;
         }
     }
+    reporter.finalize(outcome.runs);
     return outcome;
 }
 

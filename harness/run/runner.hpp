@@ -1,5 +1,5 @@
-// `harness run`: every selected backend entry in its own worker process, one after another, the
-// results rewritten atomically after each so that an interrupted run keeps the finished rows.
+// `harness run`: every selected backend entry in its own worker process, one after another, each
+// finished run handed to the reporters at once so that an interrupted run keeps the finished rows.
 #pragma once
 
 #include "config/config.hpp"
@@ -10,25 +10,30 @@
 #include <string>
 #include <vector>
 
+namespace harness::results {
+class Reporter;  // results/reporter.hpp
+}  // namespace harness::results
+
 namespace harness::run {
 
 struct RunRequest {
     std::string config_path;
     std::vector<int> entries;  // indices into config.backends, in run order
     StepCounts overrides;
-    std::string csv_path, json_path;
     bool announce = true;  // one line per backend on stderr
-    // Called with each finished row before it is written.
+    // Called with each finished row before it is reported.
     std::function<void(results::BackendRun&)> on_finished;
 };
 
 struct RunOutcome {
-    results::Provenance provenance;
     std::vector<results::BackendRun> runs;
     bool interrupted = false;
 };
 
-RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request);
+// The reporter hears the provenance first, then every run so far after each run, then finalize:
+// also when the run is interrupted. Its exceptions (an output that cannot be written) propagate.
+RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request,
+                        results::Reporter& reporter);
 
 // True for the statuses that make `harness run` exit with 1.
 bool is_failure(results::Status status);

@@ -6,7 +6,7 @@
 #include "exit_codes.hpp"
 #include "model/hourglass.hpp"
 #include "results/atomic_file.hpp"
-#include "results/json_writer.hpp"
+#include "results/run_json.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
 #include "run/progress.hpp"

@@ -1,7 +1,7 @@
 #include "run/worker_launch.hpp"
 
 #include "model/hourglass.hpp"
-#include "results/json_writer.hpp"
+#include "results/run_json.hpp"
 #include "run/child_process.hpp"
 
 #include <fmt/format.h>

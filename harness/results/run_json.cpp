@@ -1,7 +1,4 @@
-#include "results/json_writer.hpp"
-
-#include "results/atomic_file.hpp"
-#include "results/csv_writer.hpp"
+#include "results/run_json.hpp"
 
 #include <cmath>
 #include <limits>
@@ -126,6 +123,12 @@ json to_json(const BackendRun& r) {
             {"last_loss", number(r.last_loss())}};
 }
 
+json to_json(const std::vector<BackendRun>& runs) {
+    json a = json::array();
+    for (const BackendRun& run : runs) a.push_back(to_json(run));
+    return a;
+}
+
 BackendRun backend_run_from_json(const json& j) {
     BackendRun r;
     r.backend = j.at("backend").get<std::string>();
@@ -171,16 +174,6 @@ json to_json(const Provenance& p) {
             {"gpu_driver", p.gpu_driver},
             {"seed", p.seed},
             {"placement", p.placement}};
-}
-
-void write_json(const std::string& path, const Provenance& provenance,
-                const std::vector<BackendRun>& runs) {
-    json doc = {{"schema_version", kSchemaVersion},
-                {"provenance", to_json(provenance)},
-                {"runs", json::array()}};
-    for (const BackendRun& run : runs) doc["runs"].push_back(to_json(run));
-    // Plugin messages may hold invalid UTF-8; replace it rather than lose the whole file.
-    write_file_atomically(path, doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace harness::results

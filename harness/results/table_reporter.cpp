@@ -1,4 +1,4 @@
-#include "results/table.hpp"
+#include "results/table_reporter.hpp"
 
 #include <fmt/format.h>
 
@@ -93,8 +93,6 @@ std::vector<std::string> footnotes(const BackendRun& r) {
     return notes;
 }
 
-}  // namespace
-
 std::string format_table(const std::vector<BackendRun>& runs) {
     std::vector<Cells> rows;
     rows.reserve(runs.size());
@@ -119,6 +117,12 @@ std::string format_table(const std::vector<BackendRun>& runs) {
     }
     if (!notes.empty()) out += '\n' + notes;
     return out;
+}
+
+}  // namespace
+
+void TableReporter::finalize(const std::vector<BackendRun>& runs) {
+    out_ << format_table(runs);
 }
 
 }  // namespace harness::results

@@ -1,0 +1,56 @@
+#include "check/check_json_reporter.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace harness::check {
+
+namespace {
+
+nlohmann::json difference_json(const Difference* d) {
+    if (!d) return nullptr;
+    return {{"quantity", d->quantity},        {"max_abs", d->max_abs},
+            {"relative", d->relative},        {"scale", d->scale},
+            {"tolerance", d->tolerance},      {"rounding_noise", d->noise},
+            {"undetermined", d->undetermined}};
+}
+
+nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request) {
+    nlohmann::json j = {{"config", request.config_path},
+                        {"steps", request.steps},
+                        {"baseline",
+                         {{"name", request.baseline},
+                          {"status", results::to_string(outcome.baseline.status)},
+                          {"message", outcome.baseline.message},
+                          {"losses", outcome.baseline.losses}}},
+                        {"baseline_problem", outcome.baseline_problem},
+                        {"backends", nlohmann::json::array()}};
+    for (const auto& c : outcome.checks) {
+        nlohmann::json b = {{"backend", c.run.backend},     {"device", c.run.device},
+                            {"math_mode", c.run.math_mode}, {"verdict", verdict_of(c)},
+                            {"message", c.run.message},     {"losses", c.run.losses}};
+        if (compared(c)) {
+            const auto& t = c.comparison.tolerance;
+            b["tolerance"] = {{"label", t.label},
+                              {"loss", t.loss},
+                              {"gradient", t.gradient},
+                              {"state", t.state},
+                              {"reduced_precision", t.reduced_precision}};
+            b["problem"] = c.comparison.problem;
+            b["worst_abs"] = difference_json(c.comparison.worst_abs());
+            b["worst_relative"] = difference_json(c.comparison.worst_relative());
+            b["differences"] = nlohmann::json::array();
+            for (const auto& d : c.comparison.differences)
+                b["differences"].push_back(difference_json(&d));
+        }
+        j["backends"].push_back(b);
+    }
+    return j;
+}
+
+}  // namespace
+
+void CheckJsonReporter::report(const CheckRequest& request, const CheckOutcome& outcome) {
+    out_ << to_json(outcome, request).dump(2) << "\n";
+}
+
+}  // namespace harness::check

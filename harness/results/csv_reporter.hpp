@@ -1,0 +1,24 @@
+// The results CSV (docs/results-schema.md): one row per backend run, provenance in every row.
+#pragma once
+
+#include "results/reporter.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness::results {
+
+// The CSV's columns, in order.
+std::vector<std::string> csv_columns();
+
+// Rewritten whole after every run (FileReporter).
+class CsvReporter final : public FileReporter {
+public:
+    using FileReporter::FileReporter;
+
+private:
+    std::string contents(const Provenance& provenance,
+                         const std::vector<BackendRun>& runs) const override;
+};
+
+}  // namespace harness::results

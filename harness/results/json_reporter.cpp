@@ -1,0 +1,12 @@
+#include "results/json_reporter.hpp"
+
+#include "results/run_json.hpp"
+
+namespace harness::results {
+
+void JsonReporter::finalize(const std::vector<BackendRun>& runs) {
+    const nlohmann::json doc = {{"provenance", to_json(provenance_)}, {"runs", to_json(runs)}};
+    out_ << doc.dump(2) << "\n";
+}
+
+}  // namespace harness::results

@@ -1,0 +1,18 @@
+#include "results/json_sidecar_reporter.hpp"
+
+#include "results/run_json.hpp"
+
+namespace harness::results {
+
+using nlohmann::json;
+
+std::string JsonSidecarReporter::contents(const Provenance& provenance,
+                                          const std::vector<BackendRun>& runs) const {
+    const json doc = {{"schema_version", kSchemaVersion},
+                      {"provenance", to_json(provenance)},
+                      {"runs", to_json(runs)}};
+    // Plugin messages may hold invalid UTF-8; replace it rather than lose the whole file.
+    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace harness::results

@@ -1,0 +1,19 @@
+// The JSON form of a BackendRun and of a Provenance, both ways: how a worker process hands its
+// result to the parent, and the runs and provenance of the JSON outputs (the sidecar, `harness run
+// --json`). NaN and infinities travel as the strings "nan", "inf" and "-inf".
+#pragma once
+
+#include "results/record.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace harness::results {
+
+nlohmann::json to_json(const BackendRun& run);
+nlohmann::json to_json(const std::vector<BackendRun>& runs);  // an array, in order
+BackendRun backend_run_from_json(const nlohmann::json& j);    // throws nlohmann::json::exception
+nlohmann::json to_json(const Provenance& p);
+
+}  // namespace harness::results

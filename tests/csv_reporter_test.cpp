@@ -1,0 +1,104 @@
+#include "results/csv_reporter.hpp"
+#include "results/csv_reader.hpp"
+#include "results_samples.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace harness::testing;
+
+class CsvReporter : public ResultsFiles {};
+
+TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
+    report(hr::CsvReporter(path("r.csv")), provenance(), {});
+    const std::string text = slurp(path("r.csv"));
+    std::string expected;
+    for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
+    EXPECT_EQ(text, expected + "\n");
+    EXPECT_EQ(hr::csv_columns().front(), "schema_version");
+    EXPECT_EQ(hr::csv_columns().back(), "last_loss");
+    EXPECT_EQ(hr::csv_columns().size(), 47u);
+}
+
+TEST_F(CsvReporter, RoundTrip) {
+    report(hr::CsvReporter(path("r.csv")), provenance(), {full_run(), skipped_run()});
+    const auto rows = hr::read_csv(path("r.csv"));
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& row : rows) {
+        ASSERT_EQ(row.size(), hr::csv_columns().size());
+        for (const std::string& c : hr::csv_columns()) EXPECT_EQ(row.count(c), 1u) << c;
+    }
+
+    const auto& ok = rows[0];
+    EXPECT_EQ(ok.at("schema_version"), std::to_string(hr::kSchemaVersion));
+    EXPECT_EQ(ok.at("cpu_model"), "AMD EPYC 9654, 96-Core");
+    EXPECT_EQ(ok.at("options"), "layout=nChw16c;threads=16");
+    EXPECT_EQ(ok.at("libraries"), "dnnl=3.5.3;openmp=4.5");
+    EXPECT_EQ(ok.at("threads"), "16");
+    EXPECT_EQ(ok.at("placement"), "device");
+    EXPECT_EQ(ok.at("seed"), "42");
+    EXPECT_EQ(ok.at("batch"), "6");
+    EXPECT_EQ(ok.at("status"), "ok");
+    EXPECT_EQ(ok.at("check"), "pass");
+    EXPECT_EQ(ok.at("nonfinite_loss"), "false");
+    EXPECT_EQ(ok.at("warmup"), "2");
+    EXPECT_EQ(ok.at("iterations"), "4");
+    EXPECT_EQ(ok.at("setup_ms"), "1500.2500");
+    EXPECT_EQ(ok.at("median_ms"), "402.5000");
+    EXPECT_EQ(ok.at("min_ms"), "390.0000");
+    EXPECT_EQ(ok.at("max_ms"), "410.0000");
+    EXPECT_EQ(ok.at("noisy"), "false");
+    EXPECT_DOUBLE_EQ(std::stod(ok.at("images_per_s")), std::round(6000.0 / 402.5 * 1000) / 1000);
+    EXPECT_EQ(ok.at("forward_ms"), "115.0000");
+    EXPECT_EQ(ok.at("backward_ms"), "207.5000");
+    EXPECT_EQ(ok.at("optimizer_ms"), "11.5000");
+    EXPECT_EQ(ok.at("peak_memory_mb"), "3072.0");
+    EXPECT_EQ(ok.at("flops_per_step"), "123456789012");
+    EXPECT_EQ(ok.at("first_loss"), "3.14159265");
+    EXPECT_EQ(ok.at("last_loss"), "2.6");
+
+    const auto& skipped = rows[1];
+    EXPECT_EQ(skipped.at("status"), "skipped");
+    EXPECT_EQ(skipped.at("message"), "no CUDA device");
+    EXPECT_EQ(skipped.at("host"), "box");
+    for (const char* c : {"setup_ms", "median_ms", "iqr_ms", "cv", "noisy", "images_per_s",
+                          "gflops", "forward_ms", "peak_memory_mb", "first_loss", "last_loss"}) {
+        EXPECT_EQ(skipped.at(c), "") << c;
+    }
+}
+
+TEST_F(CsvReporter, QuotesCommasQuotesAndNewlines) {
+    hr::BackendRun r = skipped_run();
+    r.status = hr::Status::failed;
+    r.message = "bad \"shape\", got 3\nexpected 4\r\nsee log";
+    report(hr::CsvReporter(path("r.csv")), provenance(), {r});
+
+    const std::string text = slurp(path("r.csv"));
+    EXPECT_NE(text.find("\"bad \"\"shape\"\", got 3\nexpected 4\r\nsee log\""), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\"AMD EPYC 9654, 96-Core\""), std::string::npos);
+    const auto rows = hr::read_csv(path("r.csv"));
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].at("message"), r.message);
+    EXPECT_EQ(rows[0].at("status"), "failed");
+}
+
+TEST_F(CsvReporter, NonFiniteLossesAreSpelledOut) {
+    hr::BackendRun r = full_run();
+    r.warmup_losses.clear();
+    r.losses = {-kInf, 1.0, kNaN};
+    r.nonfinite_loss = true;
+    report(hr::CsvReporter(path("r.csv")), provenance(), {r});
+    const auto rows = hr::read_csv(path("r.csv"));
+    EXPECT_EQ(rows[0].at("first_loss"), "-inf");
+    EXPECT_EQ(rows[0].at("last_loss"), "nan");
+    EXPECT_EQ(rows[0].at("nonfinite_loss"), "true");
+}
+
+TEST_F(CsvReporter, CreatesParentDirectories) {
+    report(hr::CsvReporter(path("a/b/r.csv")), provenance(), {skipped_run()});
+    EXPECT_EQ(hr::read_csv(path("a/b/r.csv")).size(), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,35 @@
+#include "results/record.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace hr = harness::results;
+
+namespace {
+
+TEST(Status, NamesRoundTrip) {
+    for (hr::Status s :
+         {hr::Status::ok, hr::Status::skipped, hr::Status::failed, hr::Status::crashed,
+          hr::Status::timeout, hr::Status::oom, hr::Status::mismatch}) {
+        EXPECT_EQ(hr::status_from_string(hr::to_string(s)), s);
+    }
+    EXPECT_STREQ(hr::to_string(hr::Status::oom), "oom");
+    EXPECT_FALSE(hr::status_from_string("fine").has_value());
+}
+
+TEST(BackendRun, FirstAndLastLoss) {
+    hr::BackendRun r;
+    EXPECT_TRUE(std::isnan(r.first_loss()));
+    EXPECT_TRUE(std::isnan(r.last_loss()));
+    r.warmup_losses = {9, 8};
+    EXPECT_EQ(r.first_loss(), 9);
+    EXPECT_EQ(r.last_loss(), 8);
+    r.losses = {7, 6, 5};
+    EXPECT_EQ(r.first_loss(), 9);
+    EXPECT_EQ(r.last_loss(), 5);
+    r.warmup_losses.clear();
+    EXPECT_EQ(r.first_loss(), 7);
+}
+
+}  // namespace

@@ -1,0 +1,182 @@
+// Sample runs and a scratch folder for the tests of harness/results.
+#pragma once
+
+#include "results/record.hpp"
+#include "results/reporter.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace hr = harness::results;
+
+namespace harness::testing {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A fresh folder per test, removed after it.
+class ResultsFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dir_ = std::filesystem::temp_directory_path() /
+               ("results_test." + std::to_string(::getpid()) + "." + info->test_suite_name() + "." +
+                info->name());
+        std::filesystem::remove_all(dir_);
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+    std::vector<std::string> entries() const {
+        std::vector<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(dir_))
+            names.push_back(e.path().filename());
+        return names;
+    }
+
+    std::filesystem::path dir_;
+};
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+inline hr::Provenance provenance() {
+    hr::Provenance p;
+    p.utc_time = "2025-11-29T14:37:00Z";
+    p.harness_version = "0.1.0";
+    p.git_commit = "84e518b0abcd";
+    p.config_name = "hourglass8";
+    p.config_path = "configs/hourglass8.yaml";
+    p.config_sha256 = std::string(64, 'a');
+    p.host = "box";
+    p.cpu_model = "AMD EPYC 9654, 96-Core";
+    p.gpu_name = "NVIDIA H200";
+    p.gpu_driver = "580.65";
+    p.seed = 42;
+    p.placement = "device";
+    return p;
+}
+
+inline hr::BackendRun full_run() {
+    hr::BackendRun r;
+    r.backend = "onednn";
+    r.plugin = "onednn";
+    r.plugin_version = "0.1.0";
+    r.device = "cpu";
+    r.options = {{"threads", "16"}, {"layout", "nChw16c"}};
+    r.libraries = {{"dnnl", "3.5.3"}, {"openmp", "4.5"}};
+    r.math_mode = "fp32";
+    r.threads = 16;
+    r.check = "pass";
+    r.status = hr::Status::ok;
+    r.message = "";
+    r.warmup = 2;
+    r.iterations = 4;
+    r.batch = 6;
+    r.flops_per_step = 123'456'789'012;
+    r.setup_ms = 1500.25;
+    r.warmup_ms = {900.5, 410.125};
+    r.samples_ms = {400, 410, 390, 405};
+    r.warmup_losses = {3.14159265358979, 3.0};
+    r.losses = {2.9, 2.8, 2.7, 2.6};
+    r.forward_ms = {100, 120, 110, 130};
+    r.backward_ms = {200, 210, 205, 215};
+    r.optimizer_ms = {10, 11, 12, 13};
+    r.peak_memory_bytes = 3u * 1024 * 1024 * 1024;
+    r.manifest_json = R"({"convs":[{"algo":"winograd","name":"pre.conv"}],"layout":"nChw16c"})";
+    r.stats = hr::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
+    return r;
+}
+
+inline hr::BackendRun skipped_run() {
+    hr::BackendRun r;
+    r.backend = "libtorch-cuda";
+    r.plugin = "libtorch";
+    r.device = "cuda:0";
+    r.status = hr::Status::skipped;
+    r.message = "no CUDA device";
+    return r;
+}
+
+// Hands a reporter one invocation's runs, as the runner does: the context, the runs, finalize.
+inline void report(hr::Reporter& reporter, const hr::Provenance& p,
+                   const std::vector<hr::BackendRun>& runs) {
+    reporter.report_context(p);
+    reporter.report_runs(runs);
+    reporter.finalize(runs);
+}
+inline void report(hr::Reporter&& reporter, const hr::Provenance& p,
+                   const std::vector<hr::BackendRun>& runs) {
+    report(reporter, p, runs);
+}
+
+inline bool same(double a, double b) {
+    return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+inline void expect_same(const std::vector<double>& a, const std::vector<double>& b,
+                        const char* what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same(a[i], b[i])) << what << "[" << i << "]";
+}
+
+inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
+    EXPECT_EQ(a.backend, b.backend);
+    EXPECT_EQ(a.plugin, b.plugin);
+    EXPECT_EQ(a.plugin_version, b.plugin_version);
+    EXPECT_EQ(a.device, b.device);
+    EXPECT_EQ(a.options, b.options);
+    EXPECT_EQ(a.libraries, b.libraries);
+    EXPECT_EQ(a.math_mode, b.math_mode);
+    EXPECT_EQ(a.threads, b.threads);
+    EXPECT_EQ(a.check, b.check);
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_EQ(a.message, b.message);
+    EXPECT_EQ(a.nonfinite_loss, b.nonfinite_loss);
+    EXPECT_EQ(a.warmup, b.warmup);
+    EXPECT_EQ(a.iterations, b.iterations);
+    EXPECT_EQ(a.batch, b.batch);
+    EXPECT_EQ(a.flops_per_step, b.flops_per_step);
+    EXPECT_TRUE(same(a.setup_ms, b.setup_ms));
+    expect_same(a.warmup_ms, b.warmup_ms, "warmup_ms");
+    expect_same(a.samples_ms, b.samples_ms, "samples_ms");
+    expect_same(a.warmup_losses, b.warmup_losses, "warmup_losses");
+    expect_same(a.losses, b.losses, "losses");
+    expect_same(a.forward_ms, b.forward_ms, "forward_ms");
+    expect_same(a.backward_ms, b.backward_ms, "backward_ms");
+    expect_same(a.optimizer_ms, b.optimizer_ms, "optimizer_ms");
+    EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
+    EXPECT_EQ(a.manifest_json, b.manifest_json);
+    const hr::Stats& s = a.stats;
+    const hr::Stats& t = b.stats;
+    for (auto [x, y] : {std::pair{s.median_ms, t.median_ms},
+                        {s.mean_ms, t.mean_ms},
+                        {s.stddev_ms, t.stddev_ms},
+                        {s.min_ms, t.min_ms},
+                        {s.max_ms, t.max_ms},
+                        {s.p10_ms, t.p10_ms},
+                        {s.p90_ms, t.p90_ms},
+                        {s.iqr_ms, t.iqr_ms},
+                        {s.cv, t.cv},
+                        {s.images_per_s, t.images_per_s},
+                        {s.gflops, t.gflops}}) {
+        EXPECT_TRUE(same(x, y)) << x << " vs " << y;
+    }
+    EXPECT_EQ(s.noisy, t.noisy);
+}
+
+}  // namespace harness::testing

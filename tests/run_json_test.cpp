@@ -1,0 +1,49 @@
+#include "results/run_json.hpp"
+#include "results_samples.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace harness::testing;
+
+TEST(RunJson, BackendRunRoundTripsThroughText) {
+    hr::BackendRun r = full_run();
+    r.status = hr::Status::mismatch;
+    r.message = "grad pre.conv.weight: max rel err 3e-2";
+    r.nonfinite_loss = true;
+    r.warmup_losses = {kNaN, kInf};
+    r.losses = {-kInf, 0.1, 1e-300, kNaN};
+    r.samples_ms.push_back(kInf);
+    r.stats.cv = kNaN;
+
+    const nlohmann::json j = hr::to_json(r);
+    EXPECT_TRUE(j.at("manifest").is_object());
+    EXPECT_EQ(j.at("losses").at(0), "-inf");
+    EXPECT_EQ(j.at("status"), "mismatch");
+    const hr::BackendRun back = hr::backend_run_from_json(nlohmann::json::parse(j.dump()));
+    expect_same(r, back);
+}
+
+TEST(RunJson, ManifestThatIsNotJsonStaysText) {
+    for (const std::string& m : {std::string("algo=winograd; layout=NHWC"), std::string("{}"),
+                                 std::string(""), std::string("\"quoted\"")}) {
+        hr::BackendRun r = skipped_run();
+        r.manifest_json = m;
+        EXPECT_EQ(hr::backend_run_from_json(hr::to_json(r)).manifest_json, m);
+    }
+}
+
+TEST(RunJson, RejectsUnknownStatusAndBadNumbers) {
+    nlohmann::json j = hr::to_json(full_run());
+    j["status"] = "great";
+    EXPECT_THROW(hr::backend_run_from_json(j), nlohmann::json::exception);
+    j = hr::to_json(full_run());
+    j["losses"] = {"NaN?"};
+    EXPECT_THROW(hr::backend_run_from_json(j), nlohmann::json::exception);
+    j = hr::to_json(full_run());
+    j.erase("samples_ms");
+    EXPECT_THROW(hr::backend_run_from_json(j), nlohmann::json::exception);
+}
+
+}  // namespace

@@ -1,0 +1,74 @@
+#include "results/table_reporter.hpp"
+#include "results_samples.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace {
+
+using namespace harness::testing;
+
+std::string table_of(const std::vector<hr::BackendRun>& runs) {
+    std::ostringstream out;
+    report(hr::TableReporter(out), provenance(), runs);
+    return out.str();
+}
+
+hr::BackendRun ok_run(const std::string& name, std::vector<double> samples) {
+    hr::BackendRun r;
+    r.backend = name;
+    r.device = "cpu";
+    r.status = hr::Status::ok;
+    r.batch = 6;
+    r.flops_per_step = 1'000'000'000;
+    r.samples_ms = std::move(samples);
+    r.losses = {2.5, 2.25};
+    r.stats = hr::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
+    return r;
+}
+
+TEST(Table, ListsEveryBackendAndWhyOneDidNotRun) {
+    hr::BackendRun skipped;
+    skipped.backend = "libtorch-cuda";
+    skipped.device = "cuda:0";
+    skipped.status = hr::Status::skipped;
+    skipped.message = "no CUDA device";
+
+    const std::string t = table_of({ok_run("reference", {10, 10, 10}), skipped});
+    EXPECT_NE(t.find("median ms"), std::string::npos);
+    EXPECT_NE(t.find("reference"), std::string::npos);
+    EXPECT_NE(t.find("10.000"), std::string::npos);
+    EXPECT_NE(t.find("600.0"), std::string::npos);  // images/s
+    EXPECT_NE(t.find("libtorch-cuda: skipped \u2014 no CUDA device"), std::string::npos) << t;
+    EXPECT_EQ(t.find("reference: "), std::string::npos) << t;
+}
+
+TEST(Table, FlagsNoiseAndNonFiniteLoss) {
+    hr::BackendRun noisy = ok_run("onednn", {88, 94, 100, 106, 112});
+    hr::BackendRun diverged = ok_run("cudnn", {5, 5, 5});
+    diverged.losses = {1.0, kInf, kNaN};
+    diverged.nonfinite_loss = true;
+
+    const std::string t = table_of({noisy, diverged});
+    EXPECT_NE(t.find("onednn: noisy, IQR/median 12%"), std::string::npos) << t;
+    EXPECT_NE(t.find("cudnn: non-finite loss"), std::string::npos) << t;
+    EXPECT_NE(t.find("nan"), std::string::npos) << t;
+}
+
+TEST(Table, ColumnsAreAligned) {
+    const std::string t =
+        table_of({ok_run("a", {1, 1}), ok_run("a-much-longer-name", {1234.5, 1234.5})});
+    std::vector<std::string> lines;
+    size_t start = 0;
+    for (size_t nl = t.find('\n'); nl != std::string::npos; nl = t.find('\n', start)) {
+        lines.push_back(t.substr(start, nl - start));
+        start = nl + 1;
+    }
+    ASSERT_GE(lines.size(), 4u);
+    const size_t col = lines[0].find("device");
+    for (size_t i = 2; i < 4; ++i) EXPECT_EQ(lines[i].find("cpu"), col) << t;
+    for (size_t i = 1; i < 4; ++i) EXPECT_EQ(lines[i].size(), lines[0].size()) << t;
+}
+
+}  // namespace
