@@ -3,16 +3,14 @@
 // backend on the check network (losses, every gradient after the first step, parameters and
 // running statistics after the second), judged as `harness check` judges it, in each layout,
 // fusion, graph, placement and math mode.
-#include "check/comparison.hpp"
+#include "backend_comparison.hpp"
 #include "check_problem.hpp"
-#include "data/perturbation.hpp"
 #include "loaded_plugin.hpp"
 #include "session.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -20,11 +18,10 @@
 
 namespace {
 
-using harness::check::compare;
-using harness::check::Comparison;
 using harness::check::StepCapture;
 using harness::check::Tolerance;
 using harness::check::tolerance_for;
+using harness::testing::rmsprop;
 
 const hb_plugin_api& plugin_api() {
     static const hb_plugin_api& api = harness::testing::load_plugin(
@@ -37,21 +34,6 @@ const hb_plugin_info& plugin_info() {
 }
 
 #define SKIP_WITHOUT_CUDA() HB_SKIP_WITHOUT_DEVICE(plugin_api(), "cuda:0")
-
-hb_optimizer rmsprop(hb_rmsprop_variant variant) {
-    hb_optimizer o{};
-    o.variant = variant;
-    o.learning_rate = 2.5e-4f;
-    if (variant == HB_RMSPROP_TORCH) {
-        o.alpha = 0.99f;
-        o.eps = 1e-8f;
-    } else {
-        o.alpha = 0.9f;
-        o.eps = 1e-10f;
-        o.initial_square_average = 1;
-    }
-    return o;
-}
 
 const harness::testing::CheckProblem& problem() {
     return harness::testing::check_problem();
@@ -70,38 +52,11 @@ struct StepMode {
     friend std::ostream& operator<<(std::ostream& out, const StepMode& m) { return out << m.name; }
 };
 
-template <class T>
-std::vector<const T*> pointers(const std::vector<std::vector<T>>& buffers) {
-    std::vector<const T*> out;
-    for (const auto& b : buffers) out.push_back(b.data());
-    return out;
-}
-
-// Buffers by tensor index for a capture's map (trainable tensors only, or all).
-std::vector<float*> outputs(std::map<std::string, std::vector<float>>& capture,
-                            bool trainable_only) {
-    std::vector<float*> out;
-    for (const auto& t : problem().graph.tensors) {
-        const bool wanted = !trainable_only || t.trainable();
-        if (wanted) capture[t.name].resize(static_cast<size_t>(t.elements()));
-        out.push_back(wanted ? capture[t.name].data() : nullptr);
-    }
-    return out;
-}
-
 hb_session_desc describe_session(const StepMode& s, const hb_optimizer& o,
                                  std::vector<hb_option>& options, const char* device) {
     options.clear();
     for (const auto& kv : s.options) options.push_back({kv.first.c_str(), kv.second.c_str()});
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = problem().abi.get();
-    desc.optimizer = &o;
-    desc.device = device;
-    desc.placement = s.placement;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
-    return desc;
+    return harness::testing::session_desc(problem().abi, o, options, device, s.placement);
 }
 
 // Two reference steps, as `harness check` captures them; from weights one ulp of a
@@ -114,74 +69,41 @@ StepCapture reference_run(hb_rmsprop_variant variant, int perturb_bits = 0) {
     plain.options = {{"threads", "4"}};
     reference::ReferenceSession session(describe_session(plain, o, options, "cpu"));
     const auto& p = problem();
-    std::vector<harness::data::HostTensor> weights = p.state;
-    if (perturb_bits > 0)
-        harness::data::perturb_by_one_ulp(p.graph, p.config.seed, weights, perturb_bits);
-    session.load_state(pointers(weights).data());
-    session.set_batches(int32_t(p.batches.inputs.size()), pointers(p.batches.inputs).data(),
-                        pointers(p.batches.targets).data());
-    StepCapture run;
-    for (int step = 0; step < 2; ++step) {
-        run.losses.push_back(session.step(step % int32_t(p.batches.inputs.size())).loss);
-        if (step == 0) session.read_gradients(outputs(run.gradients, true).data());
-    }
-    session.read_state(outputs(run.state, false).data());
-    return run;
+    const harness::testing::Tensors weights =
+        perturb_bits > 0
+            ? harness::testing::one_ulp_away(p.graph, p.config.seed, p.state, perturb_bits)
+            : p.state;
+    return harness::testing::capture_after(
+        p.graph, harness::testing::run_steps(session, {p.graph, weights, p.batches}, 2), 2);
 }
 
 StepCapture cudnn_run(const StepMode& s) {
-    const hb_plugin_api& api = plugin_api();
     const hb_optimizer o = rmsprop(s.variant);
     std::vector<hb_option> options;
-    const hb_session_desc desc = describe_session(s, o, options, "cuda:0");
-    hb_session* session = nullptr;
-    if (api.create_session(&desc, &session) != HB_OK)
-        throw std::runtime_error(std::string("create_session: ") + api.last_error());
-    auto check = [&](hb_status status, const char* what) {
-        if (status != HB_OK) {
-            const std::string message = std::string(what) + ": " + api.session_error(session);
-            api.destroy_session(session);
-            throw std::runtime_error(message);
-        }
-    };
+    harness::testing::AbiSession session(plugin_api(), describe_session(s, o, options, "cuda:0"));
+    if (session.status() != HB_OK) throw std::runtime_error("create_session: " + session.error());
     const auto& p = problem();
-    check(api.load_state(session, pointers(p.state).data()), "load_state");
-    check(api.set_batches(session, int32_t(p.batches.inputs.size()),
-                          pointers(p.batches.inputs).data(), pointers(p.batches.targets).data()),
-          "set_batches");
-    StepCapture run;
-    for (int step = 0; step < 2; ++step) {
-        hb_step_result r{};
-        check(api.step(session, step, &r), "step");
+    const harness::testing::Trace run =
+        harness::testing::run_steps(session, {p.graph, p.state, p.batches}, 2);
+    for (const hb::StepResult& r : run.steps) {
         EXPECT_GT(r.forward_ms, 0);
         EXPECT_GT(r.backward_ms, 0);
         EXPECT_GT(r.optimizer_ms, 0);
-        run.losses.push_back(r.loss);
-        if (step == 0)
-            check(api.read_gradients(session, outputs(run.gradients, true).data()),
-                  "read_gradients");
     }
-    check(api.read_state(session, outputs(run.state, false).data()), "read_state");
-    uint64_t peak = 0;
-    check(api.peak_memory(session, &peak), "peak_memory");
-    EXPECT_GT(peak, 0u);
-    const char* manifest = nullptr;
-    check(api.manifest(session, &manifest), "manifest");
-    EXPECT_NE(std::string(manifest).find("\"convolutions\""), std::string::npos);
-    EXPECT_NE(std::string(manifest).find("\"math\": \"" + s.math() + "\""), std::string::npos)
-        << manifest;
+    EXPECT_GT(session.peak_memory_bytes(), 0u);
+    const std::string manifest = session.manifest_json();
+    EXPECT_NE(manifest.find("\"convolutions\""), std::string::npos);
+    EXPECT_NE(manifest.find("\"math\": \"" + s.math() + "\""), std::string::npos) << manifest;
     // bf16 normalises with the backend's own kernels; otherwise cuDNN's Ex calls, unless the
     // mode asks for the legacy ones.
     const bool legacy = std::find(s.options.begin(), s.options.end(),
                                   std::make_pair(std::string("batchnorm"),
                                                  std::string("legacy"))) != s.options.end();
     if (s.math() != "bf16") {
-        EXPECT_EQ(std::string(manifest).find("\"batchnorm_ex_layers\": 0,") != std::string::npos,
-                  legacy)
+        EXPECT_EQ(manifest.find("\"batchnorm_ex_layers\": 0,") != std::string::npos, legacy)
             << manifest;
     }
-    api.destroy_session(session);
-    return run;
+    return harness::testing::capture_after(p.graph, run, 2);
 }
 
 class CudnnStep : public ::testing::TestWithParam<StepMode> {};
@@ -194,11 +116,7 @@ TEST_P(CudnnStep, PassesTheCheckAgainstTheReference) {
     const Tolerance tolerance = tolerance_for(s.math());
     const StepCapture expected = reference_run(s.variant);
     const StepCapture noise = reference_run(s.variant, tolerance.significand_bits);
-    const Comparison c = compare(cudnn_run(s), expected, tolerance, &noise);
-    ASSERT_TRUE(c.problem.empty()) << c.problem;
-    for (const auto& d : c.differences)
-        EXPECT_TRUE(d.within()) << d.quantity << ": " << d.relative << " > " << d.tolerance
-                                << " (noise " << d.noise << ")";
+    EXPECT_TRUE(harness::testing::conforms(cudnn_run(s), expected, tolerance, &noise));
 }
 
 INSTANTIATE_TEST_SUITE_P(

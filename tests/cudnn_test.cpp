@@ -2,6 +2,7 @@
 // hourglass (fusions, gradient accumulation, buffer lifetimes), the cuDNN descriptors of its
 // convolutions, how phase events are recorded, and the arithmetic of its own kernels (bf16
 // rounding, batch norm) against the reference backend.
+#include "backend_comparison.hpp"
 #include "convolution.hpp"
 #include "data/initial_state.hpp"
 #include "events.hpp"
@@ -32,19 +33,9 @@ namespace {
 
 using namespace cudnn_backend;
 
-harness::model::HourglassSpec small_spec() {
-    harness::model::HourglassSpec spec;
-    spec.stacks = 2;
-    spec.features = 32;
-    spec.depth = 2;
-    spec.joints = 4;
-    spec.input_size = 64;
-    spec.batch = 2;
-    return spec;
-}
-
 struct Problem {
-    harness::model::Graph graph = harness::model::build_hourglass(small_spec());
+    harness::model::Graph graph =
+        harness::model::build_hourglass(harness::testing::small_hourglass());
     harness::model::AbiGraph abi{graph};
 };
 
@@ -53,17 +44,10 @@ const Problem& problem() {
     return p;
 }
 
-hb_optimizer torch_rmsprop() {
-    hb_optimizer o{};
-    o.variant = HB_RMSPROP_TORCH;
-    o.learning_rate = 2.5e-4f;
-    o.alpha = 0.99f;
-    o.eps = 1e-8f;
-    return o;
-}
+using harness::testing::rmsprop;
 
 hb_status status_of(const std::vector<hb_option>& options, const char* device = "cuda:0") {
-    const hb_optimizer o = torch_rmsprop();
+    const hb_optimizer o = rmsprop();
     hb_session_desc desc{};
     desc.struct_size = sizeof(desc);
     desc.graph = problem().abi.get();
@@ -104,7 +88,7 @@ TEST(CudnnGraphConvolution, EnginesAdmittedByMathMode) {
 }
 
 TEST(CudnnOptions, DefaultsAndValues) {
-    const hb_optimizer o = torch_rmsprop();
+    const hb_optimizer o = rmsprop();
     std::vector<hb_option> options = {{"math", "tf32"},           {"layout", "nhwc"},
                                       {"fused_bn_relu", "true"},  {"cuda_graphs", "1"},
                                       {"convolutions", "legacy"}, {"batchnorm", "legacy"}};
@@ -368,7 +352,7 @@ TEST(CudnnKernelMath, RmsPropMatchesReference) {
     for (int variant = 0; variant < 2; ++variant)
         for (float momentum : {0.0f, 0.9f})
             for (float decay : {0.0f, 1e-4f}) {
-                hb_optimizer o = torch_rmsprop();
+                hb_optimizer o = rmsprop();
                 o.variant = variant ? HB_RMSPROP_TENSORFLOW : HB_RMSPROP_TORCH;
                 o.momentum = momentum;
                 o.weight_decay = decay;

@@ -2,7 +2,7 @@
 if(TARGET hb_libtorch)
   hb_add_test(libtorch_test
     SOURCES libtorch_test.cpp
-    LIBS hb_reference_kernels hb_model hb_data ${CMAKE_DL_LIBS})
+    LIBS hb_reference_kernels hb_model hb_data hb_check ${CMAKE_DL_LIBS})
   add_dependencies(libtorch_test hb_libtorch)
 else()
   hb_plugin_skip_reason(libtorch reason)

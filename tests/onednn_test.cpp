@@ -3,6 +3,7 @@
 // and the paths between them (fusion, padding, reorders, gradient accumulation), and a small
 // stacked hourglass in both residual variants.
 #include "arena.hpp"
+#include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "graph.hpp"
 #include "hb/topology.hpp"
@@ -118,93 +119,83 @@ private:
 
 // ------------------------------------------------------------------ running both backends
 
-hb_optimizer torch_rmsprop() {
-    hb_optimizer o{};
-    o.variant = HB_RMSPROP_TORCH;
-    o.learning_rate = 2.5e-4f;
-    o.alpha = 0.99f;
-    o.eps = 1e-8f;
-    return o;
-}
+using harness::testing::rmsprop;
+using harness::testing::small_hourglass;
+using harness::testing::Tensors;
+using harness::testing::Trace;
 
-struct Trace {
-    std::vector<double> losses;
-    std::vector<std::vector<float>> first_gradients, first_state, state;
+struct SessionRun {
+    Trace trace;
     std::string manifest;  // after the last step
     uint64_t peak_memory = 0;
 };
 
-hb_session_desc session_desc(const AbiGraph& abi, const hb_optimizer& optimizer,
-                             const std::vector<hb_option>& options, const char* device = "cpu",
-                             hb_placement placement = HB_PLACEMENT_DEVICE) {
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = device;
-    desc.placement = placement;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
-    return desc;
-}
-
+// `steps` steps on one batch of `seed`, from the initial state of `seed`.
 template <class Session>
-Trace run(const Graph& graph, const hb_optimizer& optimizer, const std::vector<hb_option>& options,
-          hb_placement placement, int steps, uint64_t seed) {
+SessionRun run(const Graph& graph, const hb_optimizer& optimizer,
+               const std::vector<hb_option>& options, hb_placement placement, int steps,
+               uint64_t seed) {
     const AbiGraph abi(graph);
-    Session session(session_desc(abi, optimizer, options, "cpu", placement));
-
-    const auto state = harness::data::initial_state(graph, seed);
+    Session session(harness::testing::session_desc(abi, optimizer, options, "cpu", placement));
+    const Tensors state = harness::data::initial_state(graph, seed);
     const auto batches = harness::data::make_batches(graph, seed, 1);
-    std::vector<const float*> tensors, inputs, targets;
-    for (const auto& t : state) tensors.push_back(t.data());
-    for (const auto& b : batches.inputs) inputs.push_back(b.data());
-    for (const auto& b : batches.targets) targets.push_back(b.data());
-    session.load_state(tensors.data());
-    session.set_batches(1, inputs.data(), targets.data());
-
-    Trace r;
-    std::vector<float*> gradients;
-    for (size_t i = 0; i < state.size(); ++i) {
-        const bool trainable = graph.tensors[i].trainable();
-        r.first_gradients.emplace_back(trainable ? state[i].size() : 0, 0.0f);
-        gradients.push_back(trainable ? r.first_gradients.back().data() : nullptr);
-    }
-    auto read_state = [&](std::vector<std::vector<float>>& into) {
-        std::vector<float*> out;
-        for (const auto& t : state) {
-            into.emplace_back(t.size(), 0.0f);
-            out.push_back(into.back().data());
-        }
-        session.read_state(out.data());
-    };
-    for (int s = 0; s < steps; ++s) {
-        const hb::StepResult step = session.step(0);  // the one batch
+    SessionRun r;
+    r.trace = harness::testing::run_steps(session, {graph, state, batches}, steps);
+    for (const hb::StepResult& step : r.trace.steps) {
         EXPECT_GE(step.forward_ms, 0);
         EXPECT_GE(step.backward_ms, 0);
         EXPECT_GE(step.optimizer_ms, 0);
-        r.losses.push_back(step.loss);
-        if (s == 0) {
-            session.read_gradients(gradients.data());
-            read_state(r.first_state);
-        }
     }
-    read_state(r.state);
     r.manifest = session.manifest_json();
     r.peak_memory = session.peak_memory_bytes();
     return r;
 }
 
-double max_abs(const std::vector<float>& v) {
-    double m = 0;
-    for (float x : v) m = std::max(m, double(std::fabs(x)));
-    return m;
+// After one step the backends must agree closely: the loss to 1e-5; every gradient to 1e-3 of its
+// tensor's largest, or of 1e-2 of the network's largest where a gradient is only rounding noise
+// (a conv bias followed by batch norm is zero in exact arithmetic); every tensor to 2e-5 of its
+// largest element or 2e-6, whichever is more, but for the parameters RMSProp moves by the sign of
+// a gradient within that tolerance of zero, which either backend may move either way.
+const harness::check::Tolerance kOneStep =
+    harness::testing::tight_tolerance("oneDNN after one step", 1e-5, 1e-3, 2e-5, 1e-2, 0.1);
+
+// A parameter moved the other way in the first step changes the second step's forward pass:
+// small networks are rough enough for a single such weight to move the loss by 1e-4. After two
+// steps the losses are held to 1e-3, the running variances to 1e-3 of their largest or of 1, and
+// the running means to 1e-2 of their largest or of 1: a residual stream carries the sum of every
+// bias before it, each moved either way by a noise gradient.
+const harness::check::Tolerance kTwoStepVariances = harness::testing::tight_tolerance(
+    "oneDNN's running variances after two steps", 1e-3, 0, 1e-3, 0, 1);
+const harness::check::Tolerance kTwoStepMeans = harness::testing::tight_tolerance(
+    "oneDNN's running means after two steps", 1e-3, 0, 1e-2, 0, 1);
+
+// Each step of RMSProp from a gradient near zero moves a parameter by about lr / sqrt(1 - alpha)
+// times its sign, in either backend either way: after `steps` steps every element of every
+// parameter, those left out above included, is held to within 2 * `steps` such moves.
+harness::check::Tolerance parameters_within_moves(const Graph& graph, const Trace& expected,
+                                                  int steps, const hb_optimizer& optimizer) {
+    // Every parameter is measured against the largest of all, and at least 1: a relative
+    // tolerance that is this absolute bound for each tensor.
+    double largest = 1;
+    for (size_t i = 0; i < graph.tensors.size(); ++i)
+        if (graph.tensors[i].trainable())
+            for (float x : expected.states[static_cast<size_t>(steps - 1)][i])
+                largest = std::max(largest, std::fabs(static_cast<double>(x)));
+    const double move = optimizer.learning_rate / std::sqrt(1 - optimizer.alpha);
+    return harness::testing::tight_tolerance(
+        "oneDNN's parameters within " + std::to_string(2 * steps) + " RMSProp moves", 1e-3, 0,
+        2 * steps * move / largest, 0, largest);
 }
 
-double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
-    return m;
+// The tensors of each kind: the trainable ones, the running means, the running variances.
+bool is_parameter(const harness::model::Tensor& t) {
+    return t.trainable();
+}
+bool is_running_mean(const harness::model::Tensor& t) {
+    return t.role == TensorRole::running_mean;
+}
+bool is_running_variance(const harness::model::Tensor& t) {
+    return t.role == TensorRole::running_var;
 }
 
 // Compares two steps of the oneDNN backend with the reference: the losses, every gradient after
@@ -222,64 +213,35 @@ double max_difference(const std::vector<float>& a, const std::vector<float>& b) 
 void expect_conformance(const Graph& graph,
                         const std::vector<hb_option>& options = {{"threads", "1"}},
                         hb_placement placement = HB_PLACEMENT_DEVICE,
-                        const hb_optimizer& optimizer = torch_rmsprop(), uint64_t seed = 11) {
+                        const hb_optimizer& optimizer = rmsprop(), uint64_t seed = 11) {
+    using harness::testing::capture_after;
+    using harness::testing::conforms;
     const Trace expected =
-        run<reference::ReferenceSession>(graph, optimizer, {{"threads", "2"}}, placement, 2, seed);
+        run<reference::ReferenceSession>(graph, optimizer, {{"threads", "2"}}, placement, 2, seed)
+            .trace;
     const Trace actual =
-        run<onednn_backend::OnednnSession>(graph, optimizer, options, placement, 2, seed);
-    ASSERT_EQ(actual.losses.size(), expected.losses.size());
-    for (size_t s = 0; s < expected.losses.size(); ++s)
-        EXPECT_NEAR(actual.losses[s], expected.losses[s], (s ? 1e-3 : 1e-5) * expected.losses[s])
-            << "loss of step " << s;
-
-    // A conv bias followed by batch norm has a zero gradient in exact arithmetic and rounding
-    // noise in float32: the tolerance has a floor relative to the network's largest gradient.
-    double network_scale = 0;
-    for (const auto& g : expected.first_gradients)
-        network_scale = std::max(network_scale, max_abs(g));
-    std::vector<bool> noisy(graph.tensors.size(), false);
-    for (size_t i = 0; i < graph.tensors.size(); ++i) {
-        if (!graph.tensors[i].trainable()) continue;
-        const double scale = max_abs(expected.first_gradients[i]);
-        noisy[i] = scale < 1e-3 * network_scale;
-        EXPECT_LE(max_difference(actual.first_gradients[i], expected.first_gradients[i]),
-                  1e-3 * scale + 1e-5 * network_scale)
-            << "gradient of " << graph.tensors[i].name << " (largest " << scale << ")";
-    }
-
-    // RMSProp moves a parameter by about lr / sqrt(1 - alpha) per step whatever the size of its
-    // gradient, in the gradient's direction: where a gradient lies within the tolerance of zero
-    // (rounding noise, as for a conv bias followed by batch norm), either backend may move the
-    // parameter either way. After one step every other parameter and the running statistics
-    // must agree closely.
-    const double step_bound = optimizer.learning_rate / std::sqrt(1 - optimizer.alpha);
-    for (size_t i = 0; i < graph.tensors.size(); ++i) {
-        const std::vector<float>& a = actual.first_state[i];
-        const std::vector<float>& b = expected.first_state[i];
-        const std::vector<float>& g = expected.first_gradients[i];
-        const double gradient_tolerance = g.empty() ? 0 : 1e-3 * max_abs(g) + 1e-5 * network_scale;
-        size_t wrong = 0;
-        for (size_t k = 0; k < a.size(); ++k) {
-            double tolerance = 2e-6 + 2e-5 * std::fabs(b[k]);
-            if (!g.empty() && std::fabs(g[k]) <= gradient_tolerance) tolerance += 2 * step_bound;
-            wrong += std::fabs(double(a[k]) - double(b[k])) > tolerance;
-        }
-        EXPECT_EQ(wrong, 0u) << "state of " << graph.tensors[i].name << " after one step";
-    }
-
-    // A parameter moved the other way in the first step changes the second step's forward pass:
-    // small networks are rough enough for a single such weight to move the loss by 1e-4. After
-    // two steps parameters stay within two RMSProp steps of each other, running variances within
-    // 1e-3 and running means within 1e-2: a residual stream carries the sum of every bias before
-    // it, each moved either way by a noise gradient.
-    for (size_t i = 0; i < graph.tensors.size(); ++i) {
-        const harness::model::Tensor& t = graph.tensors[i];
-        const double scale = std::max(1.0, max_abs(expected.state[i]));
-        const double tolerance = t.trainable()                        ? 4 * step_bound
-                                 : t.role == TensorRole::running_mean ? 1e-2 * scale
-                                                                      : 1e-3 * scale;
-        EXPECT_LE(max_difference(actual.state[i], expected.state[i]), tolerance)
-            << "state of " << t.name << " after two steps";
+        run<onednn_backend::OnednnSession>(graph, optimizer, options, placement, 2, seed).trace;
+    EXPECT_TRUE(
+        conforms(capture_after(graph, actual, 1), capture_after(graph, expected, 1), kOneStep));
+    using harness::testing::part_of;
+    EXPECT_TRUE(
+        conforms(part_of(graph, capture_after(graph, actual, 1), false, false, is_parameter),
+                 part_of(graph, capture_after(graph, expected, 1), false, false, is_parameter),
+                 parameters_within_moves(graph, expected, 1, optimizer)));
+    // The state after two steps, every element of it (the gradients, those of step 1, are
+    // compared above); the losses with the parameters.
+    const harness::check::StepCapture a = capture_after(graph, actual, 2);
+    const harness::check::StepCapture b = capture_after(graph, expected, 2);
+    EXPECT_TRUE(conforms(part_of(graph, a, true, false, is_parameter),
+                         part_of(graph, b, true, false, is_parameter),
+                         parameters_within_moves(graph, expected, 2, optimizer)));
+    const harness::check::StepCapture means = part_of(graph, b, false, false, is_running_mean);
+    if (!means.state.empty()) {  // a graph with batch norms
+        EXPECT_TRUE(
+            conforms(part_of(graph, a, false, false, is_running_mean), means, kTwoStepMeans));
+        EXPECT_TRUE(conforms(part_of(graph, a, false, false, is_running_variance),
+                             part_of(graph, b, false, false, is_running_variance),
+                             kTwoStepVariances));
     }
 }
 
@@ -352,7 +314,7 @@ TEST(OnednnLayout, NamesAndOffsetsOfBlockedLayouts) {
 TEST(OnednnKernels, RmspropMatchesHandComputation) {
     for (const auto variant : {HB_RMSPROP_TORCH, HB_RMSPROP_TENSORFLOW}) {
         for (const float momentum : {0.0f, 0.9f}) {
-            hb_optimizer o = torch_rmsprop();
+            hb_optimizer o = rmsprop();
             o.variant = variant;
             o.momentum = momentum;
             o.weight_decay = 0.01f;
@@ -524,20 +486,9 @@ TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
 
 // ---------------------------------------------------------------- the stacked hourglass
 
-harness::model::HourglassSpec small_hourglass() {
-    harness::model::HourglassSpec spec;
-    spec.stacks = 2;
-    spec.features = 32;
-    spec.depth = 2;
-    spec.joints = 4;
-    spec.input_size = 64;
-    spec.batch = 2;
-    return spec;
-}
-
 TEST(OnednnConformance, SmallHourglass) {
     expect_conformance(harness::model::build_hourglass(small_hourglass()), {{"threads", "1"}},
-                       HB_PLACEMENT_DEVICE, torch_rmsprop(), 8);
+                       HB_PLACEMENT_DEVICE, rmsprop(), 8);
 }
 
 TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
@@ -546,38 +497,19 @@ TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
     spec.features = 16;  // every residual of the stacks keeps its input width: identity skips
     expect_conformance(harness::model::build_hourglass(spec),
                        {{"fuse_batchnorm_relu", "false"}, {"threads", "1"}}, HB_PLACEMENT_HOST,
-                       torch_rmsprop(), 2);
+                       rmsprop(), 2);
 }
 
 // -------------------------------------------------------------------------- the session
 
-hb_status create_status(const char* device, const std::vector<hb_option>& options,
-                        std::string* message) {
-    const Graph graph = harness::model::build_hourglass(small_hourglass());
-    const AbiGraph abi(graph);
-    const hb_optimizer optimizer = torch_rmsprop();
-    try {
-        onednn_backend::OnednnSession session(session_desc(abi, optimizer, options, device));
-        return HB_OK;
-    } catch (const hb::Error& e) {
-        *message = e.what();
-        return e.status();
-    }
-}
-
 TEST(OnednnSession, RejectsOtherDevicesAndUnknownOptions) {
-    std::string message;
-    EXPECT_EQ(create_status("cuda:0", {}, &message), HB_UNAVAILABLE);
-    EXPECT_NE(message.find("cuda:0"), std::string::npos) << message;
-    EXPECT_EQ(create_status("cpu", {{"thread", "2"}}, &message), HB_UNSUPPORTED);
-    EXPECT_NE(message.find("thread"), std::string::npos) << message;
-    EXPECT_EQ(create_status("cpu", {{"threads", "0"}}, &message), HB_UNSUPPORTED);
-    EXPECT_EQ(create_status("cpu", {{"threads", "2"}}, &message), HB_OK);
+    harness::testing::expect_cpu_session_checks_its_description<onednn_backend::OnednnSession>(
+        small_hourglass());
 }
 
 TEST(OnednnSession, ReportsMemoryAndManifest) {
-    const Trace trace = run<onednn_backend::OnednnSession>(
-        harness::model::build_hourglass(small_hourglass()), torch_rmsprop(), {{"threads", "2"}},
+    const SessionRun trace = run<onednn_backend::OnednnSession>(
+        harness::model::build_hourglass(small_hourglass()), rmsprop(), {{"threads", "2"}},
         HB_PLACEMENT_DEVICE, 1, 3);
     EXPECT_GT(trace.peak_memory, 0u);
     const std::string& manifest = trace.manifest;
@@ -591,8 +523,8 @@ TEST(OnednnSession, ReportsMemoryAndManifest) {
 }
 
 TEST(OnednnSession, ProfileReportsMillisecondsPerStepByOperationKind) {
-    const Trace trace = run<onednn_backend::OnednnSession>(
-        harness::model::build_hourglass(small_hourglass()), torch_rmsprop(),
+    const SessionRun trace = run<onednn_backend::OnednnSession>(
+        harness::model::build_hourglass(small_hourglass()), rmsprop(),
         {{"threads", "1"}, {"profile", "true"}}, HB_PLACEMENT_DEVICE, 2, 3);
     const std::string& manifest = trace.manifest;
     const size_t profile = manifest.find("\"profile\"");

@@ -4,7 +4,7 @@
 if(TARGET hb_onednn)
   hb_add_test(onednn_test
     SOURCES onednn_test.cpp
-    LIBS hb_onednn_kernels hb_reference_kernels hb_model hb_data)
+    LIBS hb_onednn_kernels hb_reference_kernels hb_model hb_data hb_check)
 else()
   hb_plugin_skip_reason(onednn reason)
   hb_add_skipped_test(onednn_test "${reason}")

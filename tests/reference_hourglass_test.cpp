@@ -1,6 +1,7 @@
 // The reference backend on whole stacked-hourglass graphs built by the harness: gradients of the
 // training loss against central finite differences (in double), and the float32 session through
 // its public interface (determinism across thread counts, placements, errors).
+#include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
 #include "network.hpp"
@@ -21,24 +22,11 @@ using harness::model::AbiGraph;
 using harness::model::Graph;
 using harness::model::HourglassSpec;
 
-HourglassSpec tiny_spec() {
-    HourglassSpec spec;
-    spec.stacks = 2;
-    spec.features = 16;
-    spec.depth = 2;
-    spec.joints = 4;
-    spec.input_size = 32;
-    spec.batch = 2;
-    return spec;
-}
+using harness::testing::rmsprop;
+using harness::testing::Trace;
 
-hb_optimizer torch_rmsprop() {
-    hb_optimizer o{};
-    o.variant = HB_RMSPROP_TORCH;
-    o.learning_rate = 2.5e-4f;
-    o.alpha = 0.99f;
-    o.eps = 1e-8f;
-    return o;
+HourglassSpec tiny_spec() {
+    return harness::testing::tiny_hourglass();
 }
 
 std::vector<double> to_double(const std::vector<float>& v) {
@@ -87,106 +75,60 @@ TEST(ReferenceHourglass, GradientsOfEveryTensorMatchFiniteDifferences) {
 }
 
 // A session of the tiny hourglass through the public hb::Session interface.
-struct SessionRun {
-    std::vector<double> losses;
-    std::vector<std::vector<float>> state, gradients;
-};
-
 // `square_averages`, when given, is loaded as the optimizer state (one per trainable tensor).
-SessionRun run_session(const std::vector<hb_option>& options, hb_placement placement, int steps,
-                       const std::vector<std::vector<float>>* square_averages = nullptr) {
+Trace run_session(const std::vector<hb_option>& options, hb_placement placement, int steps,
+                  const harness::testing::Tensors* square_averages = nullptr) {
     const Graph graph = harness::model::build_hourglass(tiny_spec());
     const AbiGraph abi(graph);
-    const hb_optimizer optimizer = torch_rmsprop();
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = "cpu";
-    desc.placement = placement;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
-    ReferenceSession session(desc);
-
+    const hb_optimizer optimizer = rmsprop();
+    ReferenceSession session(
+        harness::testing::session_desc(abi, optimizer, options, "cpu", placement));
     const auto state = harness::data::initial_state(graph, 7);
     const auto batches = harness::data::make_batches(graph, 7, 2);
-    std::vector<const float*> tensors, inputs, targets;
-    for (const auto& t : state) tensors.push_back(t.data());
-    for (const auto& b : batches.inputs) inputs.push_back(b.data());
-    for (const auto& b : batches.targets) targets.push_back(b.data());
-    session.load_state(tensors.data());
-    session.set_batches(2, inputs.data(), targets.data());
-    if (square_averages) {
-        std::vector<const float*> v;
-        for (const auto& a : *square_averages) v.push_back(a.data());
-        session.load_optimizer_state(v.data());
-    }
-
-    SessionRun run;
-    for (int s = 0; s < steps; ++s) {
-        const hb::StepResult r = session.step(s % 2);  // the batch, as the SDK passes it
+    Trace run =
+        harness::testing::run_steps(session, {graph, state, batches, square_averages}, steps);
+    for (const hb::StepResult& r : run.steps) {
         EXPECT_GE(r.forward_ms, 0);
         EXPECT_GE(r.backward_ms, 0);
         EXPECT_GE(r.optimizer_ms, 0);
-        run.losses.push_back(r.loss);
     }
-    run.state.resize(state.size());
-    run.gradients.resize(state.size());
-    std::vector<float*> out_state, out_gradients;
-    for (size_t i = 0; i < state.size(); ++i) {
-        const bool trainable = graph.tensors[i].trainable();
-        run.state[i].resize(state[i].size());
-        run.gradients[i].resize(trainable ? state[i].size() : 0);
-        out_state.push_back(run.state[i].data());
-        out_gradients.push_back(trainable ? run.gradients[i].data() : nullptr);
-    }
-    session.read_state(out_state.data());
-    session.read_gradients(out_gradients.data());
     return run;
 }
 
 TEST(ReferenceSession, ResultsAreBitwiseIdenticalForOneAndTwoThreads) {
-    const SessionRun one = run_session({{"threads", "1"}}, HB_PLACEMENT_DEVICE, 3);
-    const SessionRun two = run_session({{"threads", "2"}}, HB_PLACEMENT_DEVICE, 3);
+    const Trace one = run_session({{"threads", "1"}}, HB_PLACEMENT_DEVICE, 3);
+    const Trace two = run_session({{"threads", "2"}}, HB_PLACEMENT_DEVICE, 3);
     ASSERT_EQ(one.losses.size(), 3u);
     for (size_t s = 0; s < one.losses.size(); ++s) EXPECT_EQ(one.losses[s], two.losses[s]) << s;
-    EXPECT_TRUE(one.state == two.state);
+    EXPECT_TRUE(one.states == two.states);
     EXPECT_TRUE(one.gradients == two.gradients);
 }
 
-// Gradients that agree to float32 accuracy: each tensor within 1e-3 of its largest gradient. Conv
-// biases followed by batch norm have a zero gradient in exact arithmetic and only rounding noise in
-// float32, so the tolerance has a floor relative to the network's largest gradient.
-template <class A, class B>
-void expect_float32_close(const std::vector<std::vector<A>>& expected,
-                          const std::vector<std::vector<B>>& actual, const Graph& graph) {
-    ASSERT_EQ(expected.size(), actual.size());
-    double network_scale = 0;
-    for (const auto& g : expected)
-        for (A v : g) network_scale = std::max(network_scale, std::fabs(double(v)));
-    for (size_t i = 0; i < expected.size(); ++i) {
-        ASSERT_EQ(expected[i].size(), actual[i].size()) << graph.tensors[i].name;
-        double scale = 0, worst = 0;
-        for (size_t k = 0; k < expected[i].size(); ++k) {
-            scale = std::max(scale, std::fabs(double(expected[i][k])));
-            worst = std::max(worst, std::fabs(double(expected[i][k]) - double(actual[i][k])));
-        }
-        EXPECT_LE(worst, 1e-3 * scale + 1e-5 * network_scale)
-            << graph.tensors[i].name << ": largest gradient " << scale;
-    }
+// Gradients that agree to float32 accuracy: each tensor within 1e-3 of its largest gradient, or
+// of 1e-2 of the network's largest. Conv biases followed by batch norm have a zero gradient in
+// exact arithmetic and only rounding noise in float32, hence the floor; the loss within `loss`.
+harness::check::Tolerance float32_gradients(double loss) {
+    return harness::testing::tight_tolerance("float32 gradients", loss, 1e-3, 0, 1e-2);
+}
+
+// The loss and the gradients of a run's first step, as `harness check` captures them.
+harness::check::StepCapture first_step(const Graph& graph, const Trace& run) {
+    harness::check::StepCapture c = harness::testing::capture_after(graph, run, 1);
+    c.state.clear();
+    return c;
 }
 
 // Only the first step is compared: RMSProp's first update is about lr / sqrt(1 - alpha) times the
 // sign of the gradient, so gradients that are zero up to rounding (conv biases feeding batch norm)
 // move their parameters in either direction depending on the rounding.
 TEST(ReferenceSession, PortableAndFastestKernelsAgree) {
-    const SessionRun portable =
+    const Trace portable =
         run_session({{"threads", "2"}, {"gemm_kernel", "portable"}}, HB_PLACEMENT_DEVICE, 1);
-    const SessionRun fastest =
+    const Trace fastest =
         run_session({{"threads", "2"}, {"gemm_kernel", "auto"}}, HB_PLACEMENT_DEVICE, 1);
     const Graph graph = harness::model::build_hourglass(tiny_spec());
-    EXPECT_NEAR(portable.losses[0], fastest.losses[0], 1e-6 * std::fabs(portable.losses[0]));
-    expect_float32_close(portable.gradients, fastest.gradients, graph);
+    EXPECT_TRUE(harness::testing::conforms(first_step(graph, fastest), first_step(graph, portable),
+                                           float32_gradients(1e-6)));
 }
 
 // One step from a loaded squared-gradient average: p1 = p0 - lr g / (sqrt(a v0 + (1-a) g^2) + eps).
@@ -197,26 +139,26 @@ TEST(ReferenceSession, LoadedOptimizerStateDrivesTheUpdate) {
     for (size_t i = 0; i < graph.tensors.size(); ++i)
         if (graph.tensors[i].trainable())
             square_averages.emplace_back(initial[i].size(), 0.25f + 0.001f * float(i));
-    const SessionRun run = run_session({}, HB_PLACEMENT_DEVICE, 1, &square_averages);
-    const hb_optimizer o = torch_rmsprop();
+    const Trace run = run_session({}, HB_PLACEMENT_DEVICE, 1, &square_averages);
+    const hb_optimizer o = rmsprop();
     size_t k = 0;
     for (size_t i = 0; i < graph.tensors.size(); ++i) {
         if (!graph.tensors[i].trainable()) continue;
         const double v0 = square_averages[k++][0];
-        const double g = run.gradients[i][0];
+        const double g = run.gradients[0][i][0];
         const double v = double(o.alpha) * v0 + (1 - double(o.alpha)) * g * g;
         const double expected =
             initial[i][0] - double(o.learning_rate) * g / (std::sqrt(v) + o.eps);
-        EXPECT_NEAR(run.state[i][0], expected, 1e-6 * (1 + std::fabs(expected)))
+        EXPECT_NEAR(run.states[0][i][0], expected, 1e-6 * (1 + std::fabs(expected)))
             << graph.tensors[i].name;
     }
 }
 
 TEST(ReferenceSession, HostPlacementComputesTheSameSteps) {
-    const SessionRun device = run_session({{"threads", "2"}}, HB_PLACEMENT_DEVICE, 2);
-    const SessionRun host = run_session({{"threads", "2"}}, HB_PLACEMENT_HOST, 2);
+    const Trace device = run_session({{"threads", "2"}}, HB_PLACEMENT_DEVICE, 2);
+    const Trace host = run_session({{"threads", "2"}}, HB_PLACEMENT_HOST, 2);
     EXPECT_EQ(device.losses, host.losses);
-    EXPECT_TRUE(device.state == host.state);
+    EXPECT_TRUE(device.states == host.states);
 }
 
 // The float32 step agrees with the double-precision network on the loss and the gradients.
@@ -233,40 +175,23 @@ TEST(ReferenceSession, Float32StepAgreesWithDoublePrecision) {
     const double loss = network.forward(input.data(), target.data());
     network.backward();
 
-    const SessionRun run = run_session({{"threads", "2"}}, HB_PLACEMENT_DEVICE, 1);
-    EXPECT_NEAR(run.losses[0], loss, 1e-5 * std::fabs(loss));
-    std::vector<std::vector<double>> expected;
-    for (int i = 0; i < network.num_tensors(); ++i) expected.push_back(network.gradient(i));
-    expect_float32_close(expected, run.gradients, graph);
+    harness::check::StepCapture expected;
+    expected.losses = {loss};
+    for (int i = 0; i < network.num_tensors(); ++i)
+        if (graph.tensors[i].trainable())
+            expected.gradients[graph.tensors[i].name].assign(network.gradient(i).begin(),
+                                                             network.gradient(i).end());
+    const Trace run = run_session({{"threads", "2"}}, HB_PLACEMENT_DEVICE, 1);
+    EXPECT_TRUE(
+        harness::testing::conforms(first_step(graph, run), expected, float32_gradients(1e-5)));
 }
 
 TEST(ReferenceSession, StepsUpdateParametersAndRunningStatistics) {
     const Graph graph = harness::model::build_hourglass(tiny_spec());
     const auto initial = harness::data::initial_state(graph, 7);
-    const SessionRun run = run_session({}, HB_PLACEMENT_DEVICE, 2);
+    const Trace run = run_session({}, HB_PLACEMENT_DEVICE, 2);
     for (size_t i = 0; i < graph.tensors.size(); ++i)
-        EXPECT_NE(run.state[i], initial[i]) << graph.tensors[i].name;
-}
-
-hb_status create_status(const char* device, const std::vector<hb_option>& options,
-                        std::string* message) {
-    const Graph graph = harness::model::build_hourglass(tiny_spec());
-    const AbiGraph abi(graph);
-    const hb_optimizer optimizer = torch_rmsprop();
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = device;
-    desc.num_options = static_cast<int32_t>(options.size());
-    desc.options = options.data();
-    try {
-        ReferenceSession session(desc);
-        return HB_OK;
-    } catch (const hb::Error& e) {
-        *message = e.what();
-        return e.status();
-    }
+        EXPECT_NE(run.states.back()[i], initial[i]) << graph.tensors[i].name;
 }
 
 // A graph that does not hold together is rejected with the name of the layer at fault.
@@ -298,30 +223,20 @@ TEST(ReferenceNetwork, RejectsInconsistentGraphsNamingTheLayer) {
 }
 
 TEST(ReferenceSession, RejectsOtherDevicesAndUnknownOptions) {
+    harness::testing::expect_cpu_session_checks_its_description<ReferenceSession>(tiny_spec());
     std::string message;
-    EXPECT_EQ(create_status("cuda:0", {}, &message), HB_UNAVAILABLE);
-    EXPECT_NE(message.find("cuda:0"), std::string::npos) << message;
-    EXPECT_EQ(create_status("cpu", {{"thread", "2"}}, &message), HB_UNSUPPORTED);
-    EXPECT_NE(message.find("thread"), std::string::npos) << message;
-    EXPECT_EQ(create_status("cpu", {{"threads", "0"}}, &message), HB_UNSUPPORTED);
-    EXPECT_EQ(create_status("cpu", {{"gemm_kernel", "fastest"}}, &message), HB_UNSUPPORTED);
+    EXPECT_EQ(harness::testing::creation_status<ReferenceSession>(
+                  tiny_spec(), "cpu", {{"gemm_kernel", "fastest"}}, &message),
+              HB_UNSUPPORTED);
     EXPECT_NE(message.find("gemm_kernel"), std::string::npos) << message;
-    EXPECT_EQ(create_status("cpu", {{"threads", "2"}}, &message), HB_OK);
 }
 
 TEST(ReferenceSession, ReportsMemoryAndManifest) {
     const Graph graph = harness::model::build_hourglass(tiny_spec());
     const AbiGraph abi(graph);
-    const hb_optimizer optimizer = torch_rmsprop();
+    const hb_optimizer optimizer = rmsprop();
     const std::vector<hb_option> options = {{"threads", "3"}};
-    hb_session_desc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.graph = abi.get();
-    desc.optimizer = &optimizer;
-    desc.device = "cpu";
-    desc.num_options = 1;
-    desc.options = options.data();
-    ReferenceSession session(desc);
+    ReferenceSession session(harness::testing::session_desc(abi, optimizer, options));
     EXPECT_GT(session.peak_memory_bytes(), static_cast<uint64_t>(graph.activation_bytes()));
     const std::string manifest = session.manifest_json();
     EXPECT_NE(manifest.find("\"math\": \"fp32\""), std::string::npos) << manifest;

@@ -87,19 +87,21 @@ Masks determined_updates(const std::map<std::string, std::vector<float>>& gradie
 
 Tolerance tolerance_for(const std::string& math_mode) {
     if (math_mode == "fp32" || math_mode.empty())
-        return {"fp32 strict", 1e-4, 2e-3, 2e-3, false, 24, 1e-3};
-    if (math_mode == "tf32") return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true, 11, 1e-2};
+        return {"fp32 strict", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
+    if (math_mode == "tf32")
+        return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true, 11, 1e-2, 0};
     if (math_mode == "fp16")
-        return {"fp16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 11, 3e-2};
+        return {"fp16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 11, 3e-2, 0};
     if (math_mode == "bf16")
-        return {"bf16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 8, 3e-2};
+        return {"bf16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 8, 3e-2, 0};
     return {math_mode + " (unknown math mode, reduced-precision tolerance)",
             3e-2,
             1.5e-1,
             1e-1,
             true,
             8,
-            3e-2};
+            3e-2,
+            0};
 }
 
 const Difference* Comparison::worst_abs() const {
@@ -145,8 +147,8 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
     if (!compare_tensors("gradient", candidate.gradients, baseline.gradients, {}, floor,
                          tolerance.gradient, out) ||
         !compare_tensors("state", candidate.state, baseline.state,
-                         determined_updates(baseline.gradients, floor, tolerance.gradient), 0,
-                         tolerance.state, out))
+                         determined_updates(baseline.gradients, floor, tolerance.gradient),
+                         tolerance.state_floor, tolerance.state, out))
         return out;
     return out;
 }

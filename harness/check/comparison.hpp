@@ -26,6 +26,9 @@ struct Tolerance {
     int significand_bits = 24;
     // A gradient tensor is measured against at least this fraction of the largest gradient.
     double gradient_floor = 1e-3;
+    // A tensor's value after the last step is measured against at least this magnitude: with
+    // `state`, an absolute tolerance for tensors whose values are small (0: none).
+    double state_floor = 0;
 };
 Tolerance tolerance_for(const std::string& math_mode);
 
