@@ -6,7 +6,7 @@
 #include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "graph.hpp"
-#include "hb/topology.hpp"
+#include "graph_builder.hpp"
 #include "kernels.hpp"
 #include "layout.hpp"
 #include "model/hourglass.hpp"
@@ -30,92 +30,7 @@ using harness::model::Graph;
 using harness::model::LayerKind;
 using harness::model::Shape;
 using harness::model::TensorRole;
-
-// ------------------------------------------------------------------------- small graph builder
-
-class Builder {
-public:
-    int input(Shape shape) {
-        graph_.input = value("input", shape);
-        return graph_.input;
-    }
-    int conv(const std::string& name, int x, int out, int kernel, int stride, int padding,
-             bool bias = true) {
-        const Shape in = shape(x);
-        harness::model::Layer l = layer(name, LayerKind::conv2d, {x});
-        l.in_channels = static_cast<int>(in[1]);
-        l.out_channels = out;
-        l.kernel = kernel;
-        l.stride = stride;
-        l.padding = padding;
-        l.weight = tensor(name + ".weight", TensorRole::weight, {out, in[1], kernel, kernel});
-        if (bias) l.bias = tensor(name + ".bias", TensorRole::bias, {out});
-        const int64_t h = (in[2] + 2 * padding - kernel) / stride + 1;
-        const int64_t w = (in[3] + 2 * padding - kernel) / stride + 1;
-        return finish(l, {in[0], out, h, w});
-    }
-    int batchnorm(const std::string& name, int x) {
-        const Shape in = shape(x);
-        harness::model::Layer l = layer(name, LayerKind::batchnorm, {x});
-        l.weight = tensor(name + ".weight", TensorRole::weight, {in[1]});
-        l.bias = tensor(name + ".bias", TensorRole::bias, {in[1]});
-        l.running_mean = tensor(name + ".running_mean", TensorRole::running_mean, {in[1]});
-        l.running_var = tensor(name + ".running_var", TensorRole::running_var, {in[1]});
-        return finish(l, in);
-    }
-    int relu(const std::string& name, int x) {
-        return finish(layer(name, LayerKind::relu, {x}), shape(x));
-    }
-    int maxpool(const std::string& name, int x) {
-        const Shape in = shape(x);
-        return finish(layer(name, LayerKind::maxpool2d, {x}), {in[0], in[1], in[2] / 2, in[3] / 2});
-    }
-    int upsample(const std::string& name, int x) {
-        const Shape in = shape(x);
-        return finish(layer(name, LayerKind::upsample, {x}), {in[0], in[1], in[2] * 2, in[3] * 2});
-    }
-    int add(const std::string& name, std::vector<int> xs) {
-        const Shape s = shape(xs[0]);
-        return finish(layer(name, LayerKind::add, std::move(xs)), s);
-    }
-    int loss(const std::string& name, int x, float weight = 1.0f) {
-        graph_.target_shape = shape(x);
-        harness::model::Layer l = layer(name, LayerKind::mse_loss, {x});
-        l.loss_weight = weight;
-        return finish(l, {1, 1, 1, 1});
-    }
-    const Shape& shape(int v) const { return graph_.values[static_cast<size_t>(v)].shape; }
-    Graph take() { return std::move(graph_); }
-
-private:
-    int value(const std::string& name, Shape shape) {
-        graph_.values.push_back({name, shape});
-        return static_cast<int>(graph_.values.size()) - 1;
-    }
-    static harness::model::Layer layer(const std::string& name, LayerKind kind,
-                                       std::vector<int> inputs) {
-        harness::model::Layer l;
-        l.name = name;
-        l.kind = kind;
-        l.inputs = std::move(inputs);
-        return l;
-    }
-    int tensor(const std::string& name, TensorRole role, std::vector<int64_t> shape) {
-        harness::model::Tensor t;
-        t.name = name;
-        t.layer = static_cast<int>(graph_.layers.size());
-        t.role = role;
-        t.shape = std::move(shape);
-        graph_.tensors.push_back(std::move(t));
-        return static_cast<int>(graph_.tensors.size()) - 1;
-    }
-    int finish(harness::model::Layer l, Shape out) {
-        l.output = value(l.name, out);
-        graph_.layers.push_back(std::move(l));
-        return graph_.layers.back().output;
-    }
-    Graph graph_;
-};
+using harness::testing::GraphBuilder;
 
 // ------------------------------------------------------------------ running both backends
 
@@ -247,54 +162,6 @@ void expect_conformance(const Graph& graph,
 
 // ------------------------------------------------------------------------ host-side logic
 
-// The residual pattern y = conv(relu(bn(x))) + x: the add's gradient buffer serves both of its
-// inputs, and the batch norm's contribution to x is added to it.
-TEST(OnednnTopology, AddInputsShareTheOutputGradientAndFusionAbsorbsTheRelu) {
-    Builder b;
-    const int x0 = b.input({2, 8, 8, 8});
-    const int x = b.conv("stem", x0, 8, 1, 1, 0);
-    int y = b.batchnorm("bn", x);
-    y = b.relu("relu", y);
-    y = b.conv("conv", y, 8, 3, 1, 1);
-    const int sum = b.add("add", {y, x});
-    b.loss("loss", sum);
-    const Graph g = b.take();
-    const AbiGraph abi(g);
-    const onednn_backend::Graph graph = hb::import_graph(*abi.get(), {"oneDNN", false});
-    const auto topology = hb::analyse(graph, hb::fusable_batchnorms(graph));
-    EXPECT_EQ(topology.fused_relu[1], 2);
-    EXPECT_TRUE(topology.absorbed[2]);
-    EXPECT_FALSE(topology.has_gradient[x0]);
-    const auto plan = hb::plan_gradients(graph, topology, {[](int, int) { return true; }});
-    EXPECT_EQ(plan.buffer[y], plan.buffer[sum]);
-    EXPECT_EQ(plan.buffer[x], plan.buffer[sum]);
-    using hb::Delivery;
-    ASSERT_EQ(plan.contributions[1].size(), 1u);  // the batch norm, into x
-    EXPECT_EQ(plan.contributions[1][0].delivery, Delivery::write_then_add);
-    for (const auto& c : plan.contributions[4]) EXPECT_EQ(c.delivery, Delivery::share);
-
-    // Without a shared layout the add's inputs get their own buffers.
-    const auto apart = hb::plan_gradients(graph, topology);
-    EXPECT_NE(apart.buffer[y], apart.buffer[sum]);
-    EXPECT_EQ(apart.contributions[4][0].delivery, Delivery::copy);
-}
-
-TEST(OnednnTopology, AValueAddedToItselfIsNotSharedWithTheSum) {
-    Builder b;
-    const int x = b.conv("conv", b.input({1, 8, 4, 4}), 8, 1, 1, 0);
-    const int sum = b.add("add", {x, x});
-    b.loss("loss", sum);
-    const Graph g = b.take();
-    const AbiGraph abi(g);
-    const onednn_backend::Graph graph = hb::import_graph(*abi.get(), {"oneDNN", false});
-    const auto topology = hb::analyse(graph, hb::fusable_batchnorms(graph));
-    const auto plan = hb::plan_gradients(graph, topology, {[](int, int) { return true; }});
-    EXPECT_NE(plan.buffer[x], plan.buffer[sum]);
-    ASSERT_EQ(plan.contributions[1].size(), 2u);
-    EXPECT_EQ(plan.contributions[1][0].delivery, hb::Delivery::copy);
-    EXPECT_EQ(plan.contributions[1][1].delivery, hb::Delivery::add_from);
-}
-
 TEST(OnednnLayout, NamesAndOffsetsOfBlockedLayouts) {
     using tag = dnnl::memory::format_tag;
     const dnnl::memory::desc md({2, 12, 3, 5}, dnnl::memory::data_type::f32, tag::nChw8c);
@@ -409,7 +276,7 @@ TEST(OnednnKernels, PoolingAndUpsamplingLoopsInBlockedLayouts) {
 // ------------------------------------------------------------- conformance, layer by layer
 
 TEST(OnednnConformance, Convolutions) {
-    Builder b;
+    GraphBuilder b;
     int x = b.input({2, 3, 20, 20});
     x = b.conv("first", x, 16, 7, 2, 3);            // 3 input channels, stride 2: plain input
     x = b.conv("square", x, 16, 3, 1, 1);           // blocked 3x3
@@ -419,7 +286,7 @@ TEST(OnednnConformance, Convolutions) {
 }
 
 TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
-    Builder b;
+    GraphBuilder b;
     int x = b.input({2, 5, 9, 9});
     x = b.conv("odd", x, 6, 3, 1, 1);     // plain input, padded output
     x = b.conv("narrow", x, 4, 1, 1, 0);  // padded input and output
@@ -429,7 +296,7 @@ TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
 }
 
 TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
-    Builder b;
+    GraphBuilder b;
     const int x = b.conv("conv", b.input({2, 3, 10, 10}), 16, 3, 1, 1);
     const int fused = b.relu("relu1", b.batchnorm("bn1", x));
     const int normalised = b.batchnorm("bn2", fused);  // feeds the ReLU and the add
@@ -442,7 +309,7 @@ TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
 }
 
 TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
-    Builder b;
+    GraphBuilder b;
     const int x = b.conv("conv", b.input({2, 4, 18, 18}), 8, 3, 1, 1);
     const int pooled = b.maxpool("pool", x);        // 18 -> 9
     const int odd = b.maxpool("pool_odd", pooled);  // 9 -> 4, last row and column unused
@@ -458,7 +325,7 @@ TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
 }
 
 TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolution) {
-    Builder b;
+    GraphBuilder b;
     const int x = b.conv("conv", b.input({2, 3, 8, 8}), 16, 3, 1, 1);
     const int heatmaps = b.conv("out1", b.relu("relu", x), 4, 1, 1, 0);
     b.loss("loss1", heatmaps, 0.5f);
@@ -470,7 +337,7 @@ TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolutio
 }
 
 TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
-    Builder b;
+    GraphBuilder b;
     const int x = b.conv("conv", b.input({2, 3, 8, 8}), 8, 3, 1, 1);
     b.loss("loss", b.conv("out", b.relu("relu", b.batchnorm("bn", x)), 4, 1, 1, 0));
     hb_optimizer o{};
