@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include "results/run_json.hpp"
 #include "run/plugin_listing.hpp"
 #include "run/plugin_search.hpp"
 
@@ -48,9 +49,9 @@ int list_command(bool json) {
         return kExitBackendFailed;
     }
     if (json) {
-        std::cout << nlohmann::json{{"search_path", run::describe_search_path()},
-                                    {"plugins", plugins}}
-                         .dump(2)
+        std::cout << results::json_text(nlohmann::json{{"search_path", run::describe_search_path()},
+                                                       {"plugins", plugins}},
+                                        2)
                   << "\n";
         return kExitOk;
     }

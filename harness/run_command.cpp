@@ -107,6 +107,9 @@ int run_command(const RunArgs& args) {
     run::RunOutcome outcome;
     try {
         outcome = run::run_backends(config, request, reporters);
+    } catch (const results::OutputError& e) {
+        std::fprintf(stderr, "harness run: %s\n", e.what());
+        return kExitOutputFailed;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitBackendFailed;

@@ -84,6 +84,16 @@ TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
 }
 
+// A results file that cannot be written is exit code 3 (an output failure), not a failed backend.
+TEST(EndToEnd, AResultsFileThatCannotBeWrittenIsAnOutputFailure) {
+    TempDir dir;
+    const std::string csv = dir / "taken.csv";
+    std::filesystem::create_directories(csv);  // a folder where the CSV should go
+    auto r = run_harness("run " + config("tiny.yaml") + " --output " + csv);
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_NE(r.output.find("taken.csv"), std::string::npos) << r.output;
+}
+
 TEST(EndToEnd, SameSeedGivesTheSameLosses) {
     TempDir dir;
     ASSERT_EQ(

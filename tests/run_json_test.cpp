@@ -25,6 +25,13 @@ TEST(RunJson, BackendRunRoundTripsThroughText) {
     expect_same(r, back);
 }
 
+// A plugin's message may hold bytes that are not UTF-8: every JSON output stays valid.
+TEST(RunJson, TextReplacesBytesThatAreNotUtf8) {
+    const nlohmann::json j = {{"message", std::string("bad \xff byte")}};
+    EXPECT_EQ(harness::results::json_text(j), "{\"message\":\"bad \xef\xbf\xbd byte\"}");
+    EXPECT_NE(harness::results::json_text(j, 2).find("\n  \"message\""), std::string::npos);
+}
+
 TEST(RunJson, ManifestThatIsNotJsonStaysText) {
     for (const std::string& m : {std::string("algo=winograd; layout=NHWC"), std::string("{}"),
                                  std::string(""), std::string("\"quoted\"")}) {

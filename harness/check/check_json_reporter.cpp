@@ -1,5 +1,7 @@
 #include "check/check_json_reporter.hpp"
 
+#include "results/run_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace harness::check {
@@ -50,7 +52,7 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
 }  // namespace
 
 void CheckJsonReporter::report(const CheckRequest& request, const CheckOutcome& outcome) {
-    out_ << to_json(outcome, request).dump(2) << "\n";
+    out_ << results::json_text(to_json(outcome, request), 2) << "\n";
 }
 
 }  // namespace harness::check

@@ -1,6 +1,7 @@
 #include "check/check_record.hpp"
 
 #include "results/atomic_file.hpp"
+#include "results/run_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -51,7 +52,7 @@ void record_verdicts(const std::string& path, const std::vector<Verdict>& verdic
                                  {"verdict", v.verdict},
                                  {"baseline", v.baseline},
                                  {"utc_time", v.utc_time}});
-    results::write_file_atomically(path, j.dump(2) + "\n");
+    results::write_file_atomically(path, results::json_text(j, 2) + "\n");
 }
 
 }  // namespace harness::check

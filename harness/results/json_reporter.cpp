@@ -6,7 +6,7 @@ namespace harness::results {
 
 void JsonReporter::finalize(const std::vector<BackendRun>& runs) {
     const nlohmann::json doc = {{"provenance", to_json(provenance_)}, {"runs", to_json(runs)}};
-    out_ << doc.dump(2) << "\n";
+    out_ << json_text(doc, 2) << "\n";
 }
 
 }  // namespace harness::results

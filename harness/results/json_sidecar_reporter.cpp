@@ -12,7 +12,7 @@ std::string JsonSidecarReporter::contents(const Provenance& provenance,
                       {"provenance", to_json(provenance)},
                       {"runs", to_json(runs)}};
     // Plugin messages may hold invalid UTF-8; replace it rather than lose the whole file.
-    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return json_text(doc, 2) + "\n";
 }
 
 }  // namespace harness::results

@@ -21,7 +21,11 @@ void Reporters::finalize(const std::vector<BackendRun>& runs) {
 }
 
 void FileReporter::report_runs(const std::vector<BackendRun>& runs) {
-    write_file_atomically(path_, contents(provenance_, runs));
+    try {
+        write_file_atomically(path_, contents(provenance_, runs));
+    } catch (const std::exception& e) {
+        throw OutputError(e.what());
+    }
 }
 
 }  // namespace harness::results

@@ -5,19 +5,26 @@
 #include "results/record.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace harness::results {
 
+// A result that could not be written where it was asked to go.
+class OutputError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 class Reporter {
 public:
     virtual ~Reporter() = default;
     // Once, before the first run: what every run of this invocation shares.
     virtual void report_context(const Provenance& /*provenance*/) {}
-    // After each finished run, with every run so far in run order. Throws std::runtime_error
-    // naming the output when it cannot be written.
+    // After each finished run, with every run so far in run order. Throws OutputError naming
+    // the output when it cannot be written.
     virtual void report_runs(const std::vector<BackendRun>& /*runs*/) {}
     // Once, after the last run or an interruption, with every run.
     virtual void finalize(const std::vector<BackendRun>& /*runs*/) {}

@@ -176,4 +176,8 @@ json to_json(const Provenance& p) {
             {"placement", p.placement}};
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace harness::results

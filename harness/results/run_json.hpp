@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
 #include <vector>
 
 namespace harness::results {
@@ -15,5 +16,9 @@ nlohmann::json to_json(const BackendRun& run);
 nlohmann::json to_json(const std::vector<BackendRun>& runs);  // an array, in order
 BackendRun backend_run_from_json(const nlohmann::json& j);    // throws nlohmann::json::exception
 nlohmann::json to_json(const Provenance& p);
+
+// `j` as text (indented by `indent` spaces, or on one line when negative), every string valid
+// UTF-8: bytes that are not (a plugin's message may hold any) become U+FFFD.
+std::string json_text(const nlohmann::json& j, int indent = -1);
 
 }  // namespace harness::results

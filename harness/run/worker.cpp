@@ -239,8 +239,7 @@ int worker_main(const WorkerJob& job) {
     }
     try {
         // Plugin messages may hold bytes that are not UTF-8; they must not cost the result.
-        const std::string json =
-            results::to_json(run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        const std::string json = results::json_text(results::to_json(run));
         results::write_file_atomically(job.result_path, json);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness worker: %s\n", e.what());
