@@ -3,7 +3,6 @@
 #include "devices.hpp"
 #include "hb/plugin.hpp"
 
-
 namespace libtorch_backend {
 namespace {
 

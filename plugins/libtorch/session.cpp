@@ -63,7 +63,7 @@ TorchSession::TorchSession(const hb_session_desc& desc)
       optimizer_(settings_.optimizer, network_.trainable_tensors(), settings_.foreach) {
     if (settings_.device.is_cuda()) events_ = std::make_unique<PhaseEvents>(settings_.device);
     if (settings_.cuda_graphs) {
-        graph_ = std::make_unique<StepGraph>(settings_.device);
+        captured_step_ = std::make_unique<CapturedStep>(settings_.device);
         static_input_ = at::empty(network_.input_shape(), device_options(), format_);
         static_target_ = at::empty(network_.target_shape(), device_options(), format_);
     }
@@ -141,7 +141,7 @@ at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target
 }
 
 double TorchSession::graph_step(size_t b) {
-    graph_->on_stream([&] {
+    captured_step_->on_stream([&] {
         events_->record(PhaseEvents::start);
         static_input_.copy_(inputs_[b]);
         static_target_.copy_(targets_[b]);
@@ -149,11 +149,12 @@ double TorchSession::graph_step(size_t b) {
             // Eager warm-up where the capture will run: cuDNN's algorithm search, lazy
             // initialisation and the first allocations cannot be captured.
             static_loss_ = train(static_input_, static_target_, nullptr);
-        } else if (!graph_->captured()) {
-            graph_->capture([&] { static_loss_ = train(static_input_, static_target_, nullptr); });
-            graph_->replay();
+        } else if (!captured_step_->captured()) {
+            captured_step_->capture(
+                [&] { static_loss_ = train(static_input_, static_target_, nullptr); });
+            captured_step_->replay();
         } else {
-            graph_->replay();
+            captured_step_->replay();
         }
     });
     synchronize(settings_.device);
@@ -165,10 +166,10 @@ hb::StepResult TorchSession::step(int32_t batch) {
 
     // The steady state's memory: the latest step's peak, or the capture's when the step is a
     // replay, which allocates nothing (docs/results-schema.md).
-    const bool replay = graph_ && graph_->captured();
+    const bool replay = captured_step_ && captured_step_->captured();
     if (!replay) reset_peak_memory(settings_.device);
     hb::StepResult result;
-    if (graph_) {
+    if (captured_step_) {
         result.loss = graph_step(b);
     } else {
         const bool cpu = settings_.device.is_cpu();

@@ -2,12 +2,12 @@
 // autograd for the backward pass, RMSProp as tensor operations, optionally one CUDA graph per step.
 #pragma once
 
+#include "captured_step.hpp"
 #include "hb/plugin.hpp"
 #include "network.hpp"
 #include "optimizer.hpp"
 #include "options.hpp"
 #include "phase_events.hpp"
-#include "step_graph.hpp"
 
 #include <ATen/Tensor.h>
 
@@ -50,7 +50,7 @@ private:
     RmsProp optimizer_;
     // Device placement: the batches on the device. Host placement: copies in host memory.
     std::vector<at::Tensor> inputs_, targets_;
-    std::unique_ptr<StepGraph> graph_;
+    std::unique_ptr<CapturedStep> captured_step_;
     std::unique_ptr<PhaseEvents> events_;                    // CUDA devices
     at::Tensor static_input_, static_target_, static_loss_;  // what the CUDA graph reads and writes
     int64_t steps_ = 0;

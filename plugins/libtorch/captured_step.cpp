@@ -1,4 +1,4 @@
-#include "step_graph.hpp"
+#include "captured_step.hpp"
 
 #include "hb/plugin.hpp"
 
@@ -13,7 +13,7 @@ namespace libtorch_backend {
 
 #if HB_LIBTORCH_CUDA
 
-struct StepGraph::Impl {
+struct CapturedStep::Impl {
     explicit Impl(const c10::Device& device)
         : stream(c10::cuda::getStreamFromPool(false, device.index())) {}
     c10::cuda::CUDAStream stream;
@@ -21,13 +21,13 @@ struct StepGraph::Impl {
     bool captured = false;
 };
 
-bool StepGraph::supported() {
+bool CapturedStep::supported() {
     return true;
 }
 
-StepGraph::StepGraph(const c10::Device& device) : impl_(std::make_unique<Impl>(device)) {}
+CapturedStep::CapturedStep(const c10::Device& device) : impl_(std::make_unique<Impl>(device)) {}
 
-void StepGraph::on_stream(const std::function<void()>& work) {
+void CapturedStep::on_stream(const std::function<void()>& work) {
     const c10::cuda::CUDAStream caller =
         c10::cuda::getCurrentCUDAStream(impl_->stream.device_index());
     // Whatever the caller queued (state or batch uploads) must be visible to the step, and the
@@ -44,7 +44,7 @@ void StepGraph::on_stream(const std::function<void()>& work) {
     after.block(caller);
 }
 
-void StepGraph::capture(const std::function<void()>& step) {
+void CapturedStep::capture(const std::function<void()>& step) {
     impl_->graph.capture_begin();
     try {
         step();
@@ -59,40 +59,40 @@ void StepGraph::capture(const std::function<void()>& step) {
     impl_->captured = true;
 }
 
-void StepGraph::replay() {
+void CapturedStep::replay() {
     impl_->graph.replay();
 }
 
-bool StepGraph::captured() const {
+bool CapturedStep::captured() const {
     return impl_->captured;
 }
 
 #else
 
-struct StepGraph::Impl {};
+struct CapturedStep::Impl {};
 
-bool StepGraph::supported() {
+bool CapturedStep::supported() {
     return false;
 }
 
-StepGraph::StepGraph(const c10::Device&) {
+CapturedStep::CapturedStep(const c10::Device&) {
     throw hb::Error("option 'cuda_graphs' needs a LibTorch built with CUDA", HB_UNSUPPORTED);
 }
 
-void StepGraph::on_stream(const std::function<void()>& work) {
+void CapturedStep::on_stream(const std::function<void()>& work) {
     work();
 }
 
-void StepGraph::capture(const std::function<void()>&) {}
+void CapturedStep::capture(const std::function<void()>&) {}
 
-void StepGraph::replay() {}
+void CapturedStep::replay() {}
 
-bool StepGraph::captured() const {
+bool CapturedStep::captured() const {
     return false;
 }
 
 #endif
 
-StepGraph::~StepGraph() = default;
+CapturedStep::~CapturedStep() = default;
 
 }  // namespace libtorch_backend

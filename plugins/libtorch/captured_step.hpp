@@ -10,16 +10,16 @@
 
 namespace libtorch_backend {
 
-class StepGraph {
+class CapturedStep {
 public:
     // Whether this build can capture CUDA graphs at all.
     static bool supported();
 
     // Throws hb::Error(HB_UNSUPPORTED) where supported() is false.
-    explicit StepGraph(const c10::Device& device);
-    ~StepGraph();
-    StepGraph(const StepGraph&) = delete;
-    StepGraph& operator=(const StepGraph&) = delete;
+    explicit CapturedStep(const c10::Device& device);
+    ~CapturedStep();
+    CapturedStep(const CapturedStep&) = delete;
+    CapturedStep& operator=(const CapturedStep&) = delete;
 
     // Runs `work` with the graph's own stream current: capture needs a stream other than the
     // default one, and the warm-up must run where the capture will.
