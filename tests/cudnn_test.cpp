@@ -1,7 +1,7 @@
-// The cuDNN backend's host-side logic, on the CPU: option parsing, the step plan of a small stacked
-// hourglass (fusions, gradient accumulation, buffer lifetimes), the cuDNN descriptors of its
-// convolutions, how phase events are recorded, and the arithmetic of its own kernels (bf16
-// rounding, batch norm) against the reference backend.
+// The cuDNN backend's host-side logic, on the CPU: option parsing, what each math mode implies, the
+// step plan of a small stacked hourglass (fusions, gradient accumulation, buffer lifetimes), the
+// cuDNN descriptors of its convolutions, how phase events are recorded, and the arithmetic of its
+// own kernels (bf16 rounding, batch norm) against the reference backend.
 #include "convolution.hpp"
 #include "data/initial_state.hpp"
 #include "events.hpp"
@@ -9,6 +9,7 @@
 #include "hb/plugin.hpp"
 #include "kernel_math.hpp"
 #include "layers.hpp"
+#include "math_mode.hpp"
 #include "model/hourglass.hpp"
 #include "optimizer.hpp"
 #include "options.hpp"
@@ -87,19 +88,52 @@ TEST(CudnnEvents, RecordedAsGraphNodesOnlyWhileCapturing) {
 }
 
 TEST(CudnnGraphConvolution, EnginesAdmittedByMathMode) {
-    using cudnn_backend::engine_admitted;
     using cudnn_backend::EngineNotes;
     const EngineNotes plain, tensor_core{true, false, false}, down{false, true, false},
         reduced{true, false, true};
-    EXPECT_TRUE(engine_admitted(Math::fp32, plain));
-    EXPECT_FALSE(engine_admitted(Math::fp32, tensor_core));
+    EXPECT_TRUE(MathMode(Math::fp32).admits(plain));
+    EXPECT_FALSE(MathMode(Math::fp32).admits(tensor_core));
     for (Math m : {Math::tf32, Math::bf16}) {
-        EXPECT_TRUE(engine_admitted(m, plain));
-        EXPECT_TRUE(engine_admitted(m, tensor_core));
+        EXPECT_TRUE(MathMode(m).admits(plain));
+        EXPECT_TRUE(MathMode(m).admits(tensor_core));
     }
     for (Math m : {Math::fp32, Math::tf32, Math::bf16}) {
-        EXPECT_FALSE(engine_admitted(m, down));
-        EXPECT_FALSE(engine_admitted(m, reduced));
+        EXPECT_FALSE(MathMode(m).admits(down));
+        EXPECT_FALSE(MathMode(m).admits(reduced));
+    }
+}
+
+// Everything the step does differently by math mode, as the policy answers it.
+TEST(CudnnMathMode, WhatEachModeImplies) {
+    const MathMode fp32(Math::fp32), tf32(Math::tf32), bf16(Math::bf16);
+    for (const MathMode* m : {&fp32, &tf32}) {
+        EXPECT_EQ(m->storage(), Storage::f32) << m->name();
+        EXPECT_STREQ(m->activation_type(), "float32");
+        EXPECT_EQ(m->data_type(), CUDNN_DATA_FLOAT);
+        EXPECT_FALSE(m->converts_weights());
+        EXPECT_FALSE(m->own_channel_kernels());
+        EXPECT_EQ(m->minimum_compute_capability(), 0);
+    }
+    EXPECT_EQ(bf16.storage(), Storage::bf16);
+    EXPECT_STREQ(bf16.activation_type(), "bfloat16");
+    EXPECT_EQ(bf16.data_type(), CUDNN_DATA_BFLOAT16);
+    EXPECT_TRUE(bf16.converts_weights());
+    EXPECT_TRUE(bf16.own_channel_kernels());
+    EXPECT_EQ(bf16.minimum_compute_capability(), 8);
+    EXPECT_STREQ(bf16.name(), "bf16");
+
+    // Legacy convolutions: strict float32 requests and runs FMA and admits no tensor-op result;
+    // the others request tensor ops and run what was measured.
+    EXPECT_EQ(fp32.requested_math(), CUDNN_FMA_MATH);
+    EXPECT_TRUE(fp32.admits(CUDNN_FMA_MATH));
+    EXPECT_TRUE(fp32.admits(CUDNN_DEFAULT_MATH));
+    EXPECT_FALSE(fp32.admits(CUDNN_TENSOR_OP_MATH));
+    EXPECT_EQ(fp32.run_math(CUDNN_DEFAULT_MATH), CUDNN_FMA_MATH);
+    for (const MathMode* m : {&tf32, &bf16}) {
+        EXPECT_EQ(m->requested_math(), CUDNN_TENSOR_OP_MATH);
+        EXPECT_TRUE(m->admits(CUDNN_TENSOR_OP_MATH));
+        EXPECT_EQ(m->run_math(CUDNN_TENSOR_OP_MATH), CUDNN_TENSOR_OP_MATH);
+        EXPECT_EQ(m->run_math(CUDNN_DEFAULT_MATH), CUDNN_DEFAULT_MATH);
     }
 }
 
@@ -134,13 +168,13 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(d.batchnorm, BatchNormApi::ex);
     EXPECT_FALSE(d.fused_bn_relu);
     EXPECT_FALSE(d.cuda_graphs);
-    EXPECT_EQ(storage_of(d.math), Storage::f32);
+    EXPECT_EQ(MathMode(d.math).storage(), Storage::f32);
 
     options[0].value = "bf16";
     desc.num_options = 1;
     const Settings b = parse_settings(desc);
     EXPECT_EQ(b.math, Math::bf16);
-    EXPECT_EQ(storage_of(b.math), Storage::bf16);
+    EXPECT_EQ(MathMode(b.math).storage(), Storage::bf16);
     EXPECT_EQ(element_bytes(Storage::bf16), 2);
 }
 
@@ -284,12 +318,13 @@ class CudnnDescriptors : public ::testing::TestWithParam<std::tuple<Math, Layout
 TEST_P(CudnnDescriptors, EveryConvolutionOfThePlan) {
     const auto [math, layout] = GetParam();
     const cudnnDataType_t type = math == Math::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-    const Plan plan(*problem().abi.get(), {}, storage_of(math));
+    const MathMode policy(math);
+    const Plan plan(*problem().abi.get(), {}, policy.storage());
     int convolutions = 0;
     for (const LayerPlan& l : plan.layers()) {
         if (l.kind != HB_LAYER_CONV2D) continue;
         ++convolutions;
-        const ConvolutionDescriptors d = make_convolution_descriptors(l, layout, math);
+        const ConvolutionDescriptors d = make_convolution_descriptors(l, layout, policy);
         for (const auto& [descriptor, shape] :
              {std::pair{d.x.get(), l.in}, std::pair{d.y.get(), l.out}}) {
             cudnnDataType_t t{};
@@ -346,7 +381,7 @@ TEST(CudnnDescriptorsCheck, AnOutputShapeCudnnDisagreesWithNamesTheLayer) {
                                     [](const LayerPlan& l) { return l.kind == HB_LAYER_CONV2D; });
     layer.out.h += 1;
     try {
-        make_convolution_descriptors(layer, Layout::nchw, Math::fp32);
+        make_convolution_descriptors(layer, Layout::nchw, MathMode(Math::fp32));
         FAIL() << "expected an error";
     } catch (const hb::Error& e) {
         EXPECT_NE(std::string(e.what()).find(layer.name), std::string::npos) << e.what();

@@ -2,12 +2,10 @@
 
 #include "channel_kernels.hpp"
 #include "check.hpp"
-#include "hb/json.hpp"
 #include "hb/plugin.hpp"
 #include "kernels.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace cudnn_backend {
 namespace {
@@ -32,10 +30,6 @@ const char* math_name(cudnnMathType_t m) {
     return "?";
 }
 
-cudnnBatchNormOps_t batchnorm_ops(bool fused_relu) {
-    return fused_relu ? CUDNN_BATCHNORM_OPS_BN_ACTIVATION : CUDNN_BATCHNORM_OPS_BN;
-}
-
 // Device scratch for one trial of a fused BN+ReLU, freed when the trial ends.
 struct Trial {
     DeviceBuffer x, y, dy, dx, parameters, workspace, reserve;
@@ -45,48 +39,24 @@ struct Trial {
 
 TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudnnHandle_t handle,
                            cudaStream_t stream)
-    : settings_(settings), storage_(storage_of(settings.math)), handle_(handle), stream_(stream) {
+    : settings_(settings), mode_(settings.math), handle_(handle), stream_(stream) {
     relu_ = make_activation_descriptor();
     HB_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    plan_ = std::make_unique<Plan>(graph, std::set<int>{}, storage_);
+    plan_ = std::make_unique<Plan>(graph, std::set<int>{}, mode_.storage());
     if (settings_.fused_bn_relu) {
-        // The backend's own batch norm (bf16) fuses every candidate; cuDNN's is probed.
+        // The backend's own batch norm fuses every candidate; cuDNN's is probed.
         const std::vector<int> candidates = fusion_candidates(graph);
-        const std::set<int> fuse =
-            bf16() ? std::set<int>(candidates.begin(), candidates.end()) : choose_fusions(graph);
-        if (!fuse.empty()) plan_ = std::make_unique<Plan>(graph, fuse, storage_);
+        const std::set<int> fuse = mode_.own_channel_kernels()
+                                       ? std::set<int>(candidates.begin(), candidates.end())
+                                       : choose_fusions(graph);
+        if (!fuse.empty()) plan_ = std::make_unique<Plan>(graph, fuse, mode_.storage());
     }
     size_t free_bytes = 0, total_bytes = 0;
     HB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     workspace_limit_ = std::min<size_t>(size_t(1) << 30, free_bytes / 4);
     set_up_layers();
-
-    {
-        ErrorContext context("the arena");
-        arena_ = plan_arena(plan_->requests());
-        arena_memory_ = DeviceBuffer(size_t(arena_.bytes));
-    }
-    ErrorContext context("the parameter blocks");
-    const size_t p = size_t(plan_->parameter_floats()) * sizeof(float);
-    parameters_ = DeviceBuffer(p);
-    gradients_ = DeviceBuffer(p);
-    square_averages_ = DeviceBuffer(p);
-    if (settings_.optimizer.momentum != 0) momentum_ = DeviceBuffer(p);
-    statistics_ = DeviceBuffer(size_t(plan_->statistics_floats()) * sizeof(float));
-    losses_ = DeviceBuffer(size_t(std::max(plan_->loss_count(), 1)) * sizeof(double));
-    if (bf16()) {
-        const size_t half = size_t(plan_->parameter_floats()) * 2;
-        parameters_bf16_ = DeviceBuffer(half);
-        gradients_bf16_ = DeviceBuffer(half);
-        channel_scratch_ = DeviceBuffer(size_t(channel_scratch_bytes_));
-    }
-    for (const DeviceBuffer* b : {&parameters_, &gradients_, &momentum_, &statistics_, &losses_,
-                                  &parameters_bf16_, &gradients_bf16_})
-        if (b->bytes()) HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream_));
-    kernels::fill(square_averages_.floats(), settings_.optimizer.initial_square_average,
-                  plan_->parameter_floats(), stream_);
-    HB_CHECK(cudaStreamSynchronize(stream_));
+    allocate();
 }
 
 std::set<int> TrainingStep::choose_fusions(const hb_graph& graph) {
@@ -183,20 +153,21 @@ void TrainingStep::set_up_layers() {
     Plan& plan = *plan_;
     layers_.resize(plan.layers().size());
     const bool graph_api = settings_.convolutions == ConvolutionApi::graph;
+    const bool nhwc = settings_.layout == Layout::nhwc;
     std::unique_ptr<GraphConvolutionSearch> graph;
     std::unique_ptr<AlgorithmSearch> legacy;
     if (graph_api)
-        graph = std::make_unique<GraphConvolutionSearch>(handle_, plan, workspace_limit_,
-                                                         settings_.math, settings_.layout);
+        graph = std::make_unique<GraphConvolutionSearch>(handle_, plan, workspace_limit_, mode_,
+                                                         settings_.layout);
     else
-        legacy = std::make_unique<AlgorithmSearch>(handle_, plan, workspace_limit_, settings_.math);
+        legacy = std::make_unique<AlgorithmSearch>(handle_, plan, workspace_limit_, mode_);
     for (size_t i = 0; i < layers_.size(); ++i) {
         const LayerPlan& layer = plan.layers()[i];
         DeviceLayer& device = layers_[i];
         ErrorContext context("layer '" + layer.name + "'");
         if (layer.kind == HB_LAYER_CONV2D) {
             device.conv = std::make_unique<ConvolutionDescriptors>(
-                make_convolution_descriptors(layer, settings_.layout, settings_.math));
+                make_convolution_descriptors(layer, settings_.layout, mode_));
             if (graph_api) {
                 device.graph_forward = graph->choose(layer, Direction::forward, false);
                 if (layer.input_gradient[0])
@@ -222,10 +193,10 @@ void TrainingStep::set_up_layers() {
                 device.backward_data_workspace = device.backward_filter_workspace =
                     plan.add_request(int64_t(backward), layer.backward_time, layer.backward_time,
                                      layer.name + " backward workspace");
-            if (bf16() && layer.bias >= 0)
-                channel_scratch_bytes_ = std::max(
-                    channel_scratch_bytes_,
-                    kernels::channel_scratch_bytes(layer.out, settings_.layout == Layout::nhwc));
+            device.bias = mode_.own_channel_kernels() ? Calls::own : Calls::cudnn;
+            if (device.bias == Calls::own && layer.bias >= 0)
+                channel_scratch_bytes_ = std::max(channel_scratch_bytes_,
+                                                  kernels::channel_scratch_bytes(layer.out, nhwc));
         } else if (layer.kind == HB_LAYER_BATCHNORM) {
             set_up_batchnorm(layer, device);
         }
@@ -235,7 +206,8 @@ void TrainingStep::set_up_layers() {
 
 void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device) {
     Plan& plan = *plan_;
-    if (bf16()) {
+    if (mode_.own_channel_kernels()) {
+        device.batchnorm = Calls::own;
         channel_scratch_bytes_ =
             std::max(channel_scratch_bytes_,
                      kernels::channel_scratch_bytes(layer.in, settings_.layout == Layout::nhwc));
@@ -252,9 +224,10 @@ void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device)
                                      ? "option batchnorm is legacy"
                                  : layer.fused_relu ? std::string()
                                                     : probe_batchnorm_ex(layer.in, false);
-    device.ex = declined.empty();
-    if (!device.ex) batchnorm_notes_.push_back(layer.name + ": legacy API, not Ex: " + declined);
-    if (device.ex) {
+    device.batchnorm = declined.empty() ? Calls::cudnn_ex : Calls::cudnn;
+    if (device.batchnorm == Calls::cudnn)
+        batchnorm_notes_.push_back(layer.name + ": legacy API, not Ex: " + declined);
+    if (device.batchnorm == Calls::cudnn_ex) {
         const BatchNormExSizes sizes = batchnorm_ex_sizes(device.mode, layer.fused_relu,
                                                           device.x.get(), device.parameters.get());
         if (sizes.forward)
@@ -271,11 +244,302 @@ void TrainingStep::set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device)
     }
     // The persistent kernels write the input gradient with betaDataDiff = 0, as PyTorch calls
     // them, and it is added to an existing one in a separate pass; the spatial ones blend it in.
-    if (!layer.input_gradient[0] ||
-        (device.ex && layer.accumulate[0] && device.mode == CUDNN_BATCHNORM_SPATIAL_PERSISTENT))
+    if (!layer.input_gradient[0] || (device.batchnorm == Calls::cudnn_ex && layer.accumulate[0] &&
+                                     device.mode == CUDNN_BATCHNORM_SPATIAL_PERSISTENT))
         device.gradient_scratch =
             plan.add_request(layer.in.elements() * int64_t(sizeof(float)), layer.backward_time,
                              layer.backward_time, layer.name + " input gradient scratch");
+}
+
+// The arena as planned, then the blocks: parameters, their gradients, optimizer state,
+// statistics and losses in float32, the convolutions' copies of the weights and gradients where
+// the math mode converts them, and the own per-channel kernels' scratch. All start zeroed, the
+// square averages at their initial value.
+void TrainingStep::allocate() {
+    {
+        ErrorContext context("the arena");
+        arena_ = plan_arena(plan_->requests());
+        arena_memory_ = DeviceBuffer(size_t(arena_.bytes));
+    }
+    ErrorContext context("the parameter blocks");
+    const size_t p = size_t(plan_->parameter_floats()) * sizeof(float);
+    parameters_ = DeviceBuffer(p);
+    gradients_ = DeviceBuffer(p);
+    square_averages_ = DeviceBuffer(p);
+    if (settings_.optimizer.momentum != 0) momentum_ = DeviceBuffer(p);
+    statistics_ = DeviceBuffer(size_t(plan_->statistics_floats()) * sizeof(float));
+    losses_ = DeviceBuffer(size_t(std::max(plan_->loss_count(), 1)) * sizeof(double));
+    weights_ = ConvolutionWeights(mode_, parameters_.floats(), gradients_.floats(),
+                                  plan_->parameter_floats());
+    channel_scratch_ = DeviceBuffer(size_t(channel_scratch_bytes_));
+    for (const DeviceBuffer* b : {&parameters_, &gradients_, &momentum_, &statistics_, &losses_})
+        if (b->bytes()) HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream_));
+    weights_.clear(stream_);
+    kernels::fill(square_averages_.floats(), settings_.optimizer.initial_square_average,
+                  plan_->parameter_floats(), stream_);
+    HB_CHECK(cudaStreamSynchronize(stream_));
+}
+
+uint64_t TrainingStep::device_bytes() const {
+    uint64_t bytes = weights_.device_bytes();
+    for (const DeviceBuffer* b : {&arena_memory_, &parameters_, &gradients_, &square_averages_,
+                                  &momentum_, &statistics_, &losses_, &channel_scratch_})
+        bytes += b->bytes();
+    return bytes;
+}
+
+void TrainingStep::forward(const void* input, const float* target) {
+    input_ = input;
+    target_ = target;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const LayerPlan& layer = plan_->layers()[i];
+        if (layer.absorbed) continue;
+        ErrorContext context("layer '" + layer.name + "' (forward)");
+        forward_layer(layer, layers_[i]);
+    }
+}
+
+void TrainingStep::backward(const float* target) {
+    target_ = target;
+    for (size_t i = layers_.size(); i-- > 0;) {
+        const LayerPlan& layer = plan_->layers()[i];
+        if (layer.absorbed) continue;
+        ErrorContext context("layer '" + layer.name + "' (backward)");
+        backward_layer(layer, layers_[i]);
+    }
+}
+
+void TrainingStep::optimize() {
+    ErrorContext context("the RMSProp update");
+    const hb_optimizer& o = settings_.optimizer;
+    math::RmsPropParams p;
+    p.learning_rate = o.learning_rate;
+    p.alpha = o.alpha;
+    p.eps = o.eps;
+    p.momentum = o.momentum;
+    p.weight_decay = o.weight_decay;
+    p.torch = o.variant == HB_RMSPROP_TORCH;
+    kernels::rmsprop(parameters_.floats(), gradients_.floats(), square_averages_.floats(),
+                     momentum_.floats(), weights_.update_copy(), plan_->parameter_floats(), p,
+                     stream_);
+}
+
+void TrainingStep::parameters_changed() {
+    weights_.refresh(stream_);
+}
+
+void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
+    const Storage storage = mode_.storage();
+    const void* x = value(layer.inputs[0]);
+    void* y = const_cast<void*>(value(layer.writes));
+    const bool nhwc = settings_.layout == Layout::nhwc;
+    switch (layer.kind) {
+        case HB_LAYER_CONV2D: {
+            const ConvolutionDescriptors& d = *device.conv;
+            const void* w = weights_.weight(tensor_plan(layer.weight));
+            if (device.graph_forward)
+                device.graph_forward.run(handle_, x, w, y, arena(device.forward_workspace));
+            else
+                HB_CHECK(cudnnConvolutionForward(
+                    handle_, &one, d.x.get(), x, d.w.get(), w, d.forward.get(),
+                    cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
+                    arena(device.forward_workspace), request_bytes(device.forward_workspace), &zero,
+                    d.y.get(), y));
+            if (layer.bias < 0) break;
+            if (device.bias == Calls::own)
+                kernels::bias_forward(storage, y, tensor(layer.bias), layer.out, nhwc, stream_);
+            else
+                HB_CHECK(cudnnAddTensor(handle_, &one, d.bias.get(), tensor(layer.bias), &one,
+                                        d.y.get(), y));
+            break;
+        }
+        case HB_LAYER_BATCHNORM:
+            batchnorm_forward(layer, device, x, y);
+            break;
+        case HB_LAYER_RELU:
+            kernels::relu_forward(storage, x, y, layer.out.elements(), stream_);
+            break;
+        case HB_LAYER_MAXPOOL2D:
+            kernels::maxpool_forward(storage, x, y, layer.in, nhwc, stream_);
+            break;
+        case HB_LAYER_UPSAMPLE:
+            kernels::upsample_forward(storage, x, y, layer.in, nhwc, stream_);
+            break;
+        case HB_LAYER_ADD: {
+            std::vector<const void*> inputs;
+            for (int v : layer.inputs) inputs.push_back(value(v));
+            kernels::add_forward(storage, inputs, y, layer.out.elements(), stream_);
+            break;
+        }
+        case HB_LAYER_MSE_LOSS:
+            kernels::mse_loss_forward(storage, x, target_, layer.in.elements(), layer.loss_weight,
+                                      static_cast<double*>(losses_.get()) + layer.loss_slot,
+                                      stream_);
+            break;
+    }
+}
+
+void TrainingStep::batchnorm_forward(const LayerPlan& layer, DeviceLayer& device, const void* x,
+                                     void* y) {
+    float* saved = arena(layer.saved);
+    const int64_t c = layer.in.c;
+    switch (device.batchnorm) {
+        case Calls::own:
+            kernels::batchnorm_forward(mode_.storage(), x, y, layer.in,
+                                       settings_.layout == Layout::nhwc, batchnorm_tensors(layer),
+                                       channel_scratch_.get(), stream_);
+            break;
+        case Calls::cudnn_ex:
+            HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
+                handle_, device.mode, batchnorm_ops(layer.fused_relu), &one, &zero, device.x.get(),
+                x, nullptr, nullptr, device.x.get(), y, device.parameters.get(),
+                tensor(layer.weight), tensor(layer.bias), layer.momentum,
+                tensor(layer.running_mean), tensor(layer.running_var), layer.eps, saved, saved + c,
+                layer.fused_relu ? relu_.get() : nullptr, arena(device.bn_forward_workspace),
+                request_bytes(device.bn_forward_workspace), arena(device.reserve),
+                request_bytes(device.reserve)));
+            break;
+        case Calls::cudnn:
+            HB_CHECK(cudnnBatchNormalizationForwardTraining(
+                handle_, device.mode, &one, &zero, device.x.get(), x, device.x.get(), y,
+                device.parameters.get(), tensor(layer.weight), tensor(layer.bias), layer.momentum,
+                tensor(layer.running_mean), tensor(layer.running_var), layer.eps, saved,
+                saved + c));
+            break;
+    }
+}
+
+void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
+    const Storage storage = mode_.storage();
+    const bool nhwc = settings_.layout == Layout::nhwc;
+    const void* x = value(layer.inputs[0]);
+    void* dx = layer.input_gradient[0] ? gradient(layer.inputs[0]) : nullptr;
+    const bool accumulate = layer.accumulate[0];
+    void* dy = layer.kind == HB_LAYER_MSE_LOSS ? nullptr : gradient(layer.writes);
+    if (layer.zero_output_gradient && dy)
+        HB_CHECK(
+            cudaMemsetAsync(dy, 0, size_t(layer.out.elements() * element_bytes(storage)), stream_));
+    switch (layer.kind) {
+        case HB_LAYER_CONV2D:
+            convolution_backward(layer, device, x, dx, accumulate, dy);
+            break;
+        case HB_LAYER_BATCHNORM:
+            batchnorm_backward(layer, device, x, dx, accumulate, dy);
+            break;
+        case HB_LAYER_RELU:
+            if (dx)
+                kernels::relu_backward(storage, value(layer.writes), dy, dx, layer.out.elements(),
+                                       accumulate, stream_);
+            break;
+        case HB_LAYER_MAXPOOL2D:
+            if (dx)
+                kernels::maxpool_backward(storage, x, dy, dx, layer.in, nhwc, accumulate, stream_);
+            break;
+        case HB_LAYER_UPSAMPLE:
+            if (dx)
+                kernels::upsample_backward(storage, dy, dx, layer.in, nhwc, accumulate, stream_);
+            break;
+        case HB_LAYER_ADD: {
+            std::vector<void*> outputs;
+            for (size_t k = 0; k < layer.inputs.size(); ++k)
+                outputs.push_back(layer.input_gradient[k] ? gradient(layer.inputs[k]) : nullptr);
+            kernels::add_backward(storage, dy, outputs, layer.accumulate, layer.out.elements(),
+                                  stream_);
+            break;
+        }
+        case HB_LAYER_MSE_LOSS:
+            if (dx)
+                kernels::mse_loss_backward(storage, x, target_, dx, layer.in.elements(),
+                                           layer.loss_weight, accumulate, stream_);
+            break;
+    }
+}
+
+void TrainingStep::convolution_backward(const LayerPlan& layer, DeviceLayer& device, const void* x,
+                                        void* dx, bool accumulate, const void* dy) {
+    const ConvolutionDescriptors& d = *device.conv;
+    const ConvolutionChoice& a = device.algorithms;
+    const TensorPlan& weight = tensor_plan(layer.weight);
+    const void* w = weights_.weight(weight);
+    void* dw = weights_.gradient(weight);
+    // The graph API's plans blend the input gradient as chosen at setup.
+    if (dx && device.graph_backward_data)
+        device.graph_backward_data.run(handle_, dx, w, dy, arena(device.backward_data_workspace));
+    else if (dx)
+        HB_CHECK(cudnnConvolutionBackwardData(
+            handle_, &one, d.w.get(), w, d.y.get(), dy, d.backward_data.get(),
+            cudnnConvolutionBwdDataAlgo_t(a.backward_data.algorithm),
+            arena(device.backward_data_workspace), request_bytes(device.backward_data_workspace),
+            blend(accumulate), d.x.get(), dx));
+    if (device.graph_backward_filter)
+        device.graph_backward_filter.run(handle_, x, dw, dy,
+                                         arena(device.backward_filter_workspace));
+    else
+        HB_CHECK(cudnnConvolutionBackwardFilter(
+            handle_, &one, d.x.get(), x, d.y.get(), dy, d.backward_filter.get(),
+            cudnnConvolutionBwdFilterAlgo_t(a.backward_filter.algorithm),
+            arena(device.backward_filter_workspace),
+            request_bytes(device.backward_filter_workspace), &zero, d.w.get(), dw));
+    weights_.widen(weight, stream_);
+    if (layer.bias < 0) return;
+    if (device.bias == Calls::own)
+        kernels::bias_backward(mode_.storage(), dy, tensor_gradient(layer.bias), layer.out,
+                               settings_.layout == Layout::nhwc, channel_scratch_.get(), stream_);
+    else
+        HB_CHECK(cudnnConvolutionBackwardBias(handle_, &one, d.y.get(), dy, &zero, d.bias.get(),
+                                              tensor_gradient(layer.bias)));
+}
+
+void TrainingStep::batchnorm_backward(const LayerPlan& layer, DeviceLayer& device, const void* x,
+                                      void* dx, bool accumulate, const void* dy) {
+    const float* saved = arena(layer.saved);
+    const int64_t c = layer.in.c;
+    const bool fused = layer.fused_relu;
+    switch (device.batchnorm) {
+        case Calls::own:
+            kernels::batchnorm_backward(mode_.storage(), x, value(layer.writes), dy, dx, accumulate,
+                                        tensor_gradient(layer.weight), tensor_gradient(layer.bias),
+                                        layer.in, settings_.layout == Layout::nhwc,
+                                        batchnorm_tensors(layer), channel_scratch_.get(), stream_);
+            break;
+        case Calls::cudnn_ex: {
+            void* written = device.gradient_scratch >= 0 ? arena(device.gradient_scratch) : dx;
+            HB_CHECK(cudnnBatchNormalizationBackwardEx(
+                handle_, device.mode, batchnorm_ops(fused), &one,
+                blend(dx && accumulate && written == dx), &one, &zero, device.x.get(), x,
+                fused ? device.x.get() : nullptr, fused ? value(layer.writes) : nullptr,
+                device.x.get(), dy, nullptr, nullptr, device.x.get(), written,
+                device.parameters.get(), tensor(layer.weight), fused ? tensor(layer.bias) : nullptr,
+                tensor_gradient(layer.weight), tensor_gradient(layer.bias), layer.eps, saved,
+                saved + c, fused ? relu_.get() : nullptr, arena(device.bn_backward_workspace),
+                request_bytes(device.bn_backward_workspace), arena(device.reserve),
+                request_bytes(device.reserve)));
+            if (dx && written != dx)
+                kernels::add_backward(mode_.storage(), written, {dx}, {true}, layer.in.elements(),
+                                      stream_);
+            break;
+        }
+        case Calls::cudnn:
+            HB_CHECK(cudnnBatchNormalizationBackward(
+                handle_, device.mode, &one, blend(dx && accumulate), &one, &zero, device.x.get(), x,
+                device.x.get(), dy, device.x.get(), dx ? dx : arena(device.gradient_scratch),
+                device.parameters.get(), tensor(layer.weight), tensor_gradient(layer.weight),
+                tensor_gradient(layer.bias), layer.eps, saved, saved + c));
+            break;
+    }
+}
+
+kernels::BatchNormTensors TrainingStep::batchnorm_tensors(const LayerPlan& layer) const {
+    kernels::BatchNormTensors bn;
+    bn.gamma = tensor(layer.weight);
+    bn.beta = tensor(layer.bias);
+    bn.running_mean = tensor(layer.running_mean);
+    bn.running_var = tensor(layer.running_var);
+    bn.saved = arena(layer.saved);
+    bn.momentum = layer.momentum;
+    bn.eps = layer.eps;
+    bn.fused_relu = layer.fused_relu;
+    return bn;
 }
 
 float* TrainingStep::arena(int request) const {
@@ -308,266 +572,6 @@ float* TrainingStep::tensor_gradient(int t) const {
     return gradients_.floats() + plan_->tensors()[size_t(t)].offset;
 }
 
-const void* TrainingStep::convolution_weight(int t) const {
-    if (!bf16()) return tensor(t);
-    return static_cast<const math::bf16*>(parameters_bf16_.get()) +
-           plan_->tensors()[size_t(t)].offset;
-}
-
-void* TrainingStep::convolution_weight_gradient(int t) const {
-    if (!bf16()) return tensor_gradient(t);
-    return static_cast<math::bf16*>(gradients_bf16_.get()) + plan_->tensors()[size_t(t)].offset;
-}
-
-void TrainingStep::parameters_changed() {
-    if (!bf16()) return;
-    ErrorContext context("the bf16 copy of the parameters");
-    kernels::to_bf16(parameters_.floats(), parameters_bf16_.get(), plan_->parameter_floats(),
-                     stream_);
-}
-
-void TrainingStep::forward(const void* input, const float* target) {
-    input_ = input;
-    target_ = target;
-    for (size_t i = 0; i < layers_.size(); ++i) {
-        const LayerPlan& layer = plan_->layers()[i];
-        if (layer.absorbed) continue;
-        ErrorContext context("layer '" + layer.name + "' (forward)");
-        forward_layer(layer, layers_[i]);
-    }
-}
-
-void TrainingStep::forward_layer(const LayerPlan& layer, DeviceLayer& device) {
-    const void* x = value(layer.inputs[0]);
-    void* y = const_cast<void*>(value(layer.writes));
-    const bool nhwc = settings_.layout == Layout::nhwc;
-    switch (layer.kind) {
-        case HB_LAYER_CONV2D: {
-            const ConvolutionDescriptors& d = *device.conv;
-            if (device.graph_forward)
-                device.graph_forward.run(handle_, x, convolution_weight(layer.weight), y,
-                                         arena(device.forward_workspace));
-            else
-                HB_CHECK(cudnnConvolutionForward(
-                    handle_, &one, d.x.get(), x, d.w.get(), convolution_weight(layer.weight),
-                    d.forward.get(), cudnnConvolutionFwdAlgo_t(device.algorithms.forward.algorithm),
-                    arena(device.forward_workspace), request_bytes(device.forward_workspace), &zero,
-                    d.y.get(), y));
-            if (layer.bias < 0) break;
-            if (bf16())
-                kernels::bias_forward(storage_, y, tensor(layer.bias), layer.out, nhwc, stream_);
-            else
-                HB_CHECK(cudnnAddTensor(handle_, &one, d.bias.get(), tensor(layer.bias), &one,
-                                        d.y.get(), y));
-            break;
-        }
-        case HB_LAYER_BATCHNORM: {
-            float* saved = arena(layer.saved);
-            const int64_t c = layer.in.c;
-            if (bf16())
-                kernels::batchnorm_forward(storage_, x, y, layer.in, nhwc, batchnorm_tensors(layer),
-                                           channel_scratch_.get(), stream_);
-            else if (device.ex)
-                HB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
-                    handle_, device.mode, batchnorm_ops(layer.fused_relu), &one, &zero,
-                    device.x.get(), x, nullptr, nullptr, device.x.get(), y, device.parameters.get(),
-                    tensor(layer.weight), tensor(layer.bias), layer.momentum,
-                    tensor(layer.running_mean), tensor(layer.running_var), layer.eps, saved,
-                    saved + c, layer.fused_relu ? relu_.get() : nullptr,
-                    arena(device.bn_forward_workspace), request_bytes(device.bn_forward_workspace),
-                    arena(device.reserve), request_bytes(device.reserve)));
-            else
-                HB_CHECK(cudnnBatchNormalizationForwardTraining(
-                    handle_, device.mode, &one, &zero, device.x.get(), x, device.x.get(), y,
-                    device.parameters.get(), tensor(layer.weight), tensor(layer.bias),
-                    layer.momentum, tensor(layer.running_mean), tensor(layer.running_var),
-                    layer.eps, saved, saved + c));
-            break;
-        }
-        case HB_LAYER_RELU:
-            kernels::relu_forward(storage_, x, y, layer.out.elements(), stream_);
-            break;
-        case HB_LAYER_MAXPOOL2D:
-            kernels::maxpool_forward(storage_, x, y, layer.in, nhwc, stream_);
-            break;
-        case HB_LAYER_UPSAMPLE:
-            kernels::upsample_forward(storage_, x, y, layer.in, nhwc, stream_);
-            break;
-        case HB_LAYER_ADD: {
-            std::vector<const void*> inputs;
-            for (int v : layer.inputs) inputs.push_back(value(v));
-            kernels::add_forward(storage_, inputs, y, layer.out.elements(), stream_);
-            break;
-        }
-        case HB_LAYER_MSE_LOSS:
-            kernels::mse_loss_forward(storage_, x, target_, layer.in.elements(), layer.loss_weight,
-                                      static_cast<double*>(losses_.get()) + layer.loss_slot,
-                                      stream_);
-            break;
-    }
-}
-
-kernels::BatchNormTensors TrainingStep::batchnorm_tensors(const LayerPlan& layer) const {
-    kernels::BatchNormTensors bn;
-    bn.gamma = tensor(layer.weight);
-    bn.beta = tensor(layer.bias);
-    bn.running_mean = tensor(layer.running_mean);
-    bn.running_var = tensor(layer.running_var);
-    bn.saved = arena(layer.saved);
-    bn.momentum = layer.momentum;
-    bn.eps = layer.eps;
-    bn.fused_relu = layer.fused_relu;
-    return bn;
-}
-
-void TrainingStep::backward(const float* target) {
-    target_ = target;
-    for (size_t i = layers_.size(); i-- > 0;) {
-        const LayerPlan& layer = plan_->layers()[i];
-        if (layer.absorbed) continue;
-        ErrorContext context("layer '" + layer.name + "' (backward)");
-        backward_layer(layer, layers_[i]);
-    }
-}
-
-void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
-    const bool nhwc = settings_.layout == Layout::nhwc;
-    const void* x = value(layer.inputs[0]);
-    void* dx = layer.input_gradient[0] ? gradient(layer.inputs[0]) : nullptr;
-    const bool accumulate = layer.accumulate[0];
-    void* dy = layer.kind == HB_LAYER_MSE_LOSS ? nullptr : gradient(layer.writes);
-    if (layer.zero_output_gradient && dy)
-        HB_CHECK(cudaMemsetAsync(dy, 0, size_t(layer.out.elements() * element_bytes(storage_)),
-                                 stream_));
-    switch (layer.kind) {
-        case HB_LAYER_CONV2D: {
-            const ConvolutionDescriptors& d = *device.conv;
-            const ConvolutionChoice& a = device.algorithms;
-            // The graph API's plans blend the input gradient as chosen at setup.
-            if (dx && device.graph_backward_data)
-                device.graph_backward_data.run(handle_, dx, convolution_weight(layer.weight), dy,
-                                               arena(device.backward_data_workspace));
-            else if (dx)
-                HB_CHECK(cudnnConvolutionBackwardData(
-                    handle_, &one, d.w.get(), convolution_weight(layer.weight), d.y.get(), dy,
-                    d.backward_data.get(), cudnnConvolutionBwdDataAlgo_t(a.backward_data.algorithm),
-                    arena(device.backward_data_workspace),
-                    request_bytes(device.backward_data_workspace), blend(accumulate), d.x.get(),
-                    dx));
-            if (device.graph_backward_filter)
-                device.graph_backward_filter.run(handle_, x,
-                                                 convolution_weight_gradient(layer.weight), dy,
-                                                 arena(device.backward_filter_workspace));
-            else
-                HB_CHECK(cudnnConvolutionBackwardFilter(
-                    handle_, &one, d.x.get(), x, d.y.get(), dy, d.backward_filter.get(),
-                    cudnnConvolutionBwdFilterAlgo_t(a.backward_filter.algorithm),
-                    arena(device.backward_filter_workspace),
-                    request_bytes(device.backward_filter_workspace), &zero, d.w.get(),
-                    convolution_weight_gradient(layer.weight)));
-            if (bf16())
-                kernels::from_bf16(convolution_weight_gradient(layer.weight),
-                                   tensor_gradient(layer.weight),
-                                   plan_->tensors()[size_t(layer.weight)].elements, stream_);
-            if (layer.bias < 0) break;
-            if (bf16())
-                kernels::bias_backward(storage_, dy, tensor_gradient(layer.bias), layer.out, nhwc,
-                                       channel_scratch_.get(), stream_);
-            else
-                HB_CHECK(cudnnConvolutionBackwardBias(handle_, &one, d.y.get(), dy, &zero,
-                                                      d.bias.get(), tensor_gradient(layer.bias)));
-            break;
-        }
-        case HB_LAYER_BATCHNORM: {
-            if (bf16()) {
-                kernels::batchnorm_backward(
-                    storage_, x, value(layer.writes), dy, dx, accumulate,
-                    tensor_gradient(layer.weight), tensor_gradient(layer.bias), layer.in, nhwc,
-                    batchnorm_tensors(layer), channel_scratch_.get(), stream_);
-                break;
-            }
-            const float* saved = arena(layer.saved);
-            const int64_t c = layer.in.c;
-            if (device.ex) {
-                const bool fused = layer.fused_relu;
-                void* written = device.gradient_scratch >= 0 ? arena(device.gradient_scratch) : dx;
-                HB_CHECK(cudnnBatchNormalizationBackwardEx(
-                    handle_, device.mode, batchnorm_ops(fused), &one,
-                    blend(dx && accumulate && written == dx), &one, &zero, device.x.get(), x,
-                    fused ? device.x.get() : nullptr, fused ? value(layer.writes) : nullptr,
-                    device.x.get(), dy, nullptr, nullptr, device.x.get(), written,
-                    device.parameters.get(), tensor(layer.weight),
-                    fused ? tensor(layer.bias) : nullptr, tensor_gradient(layer.weight),
-                    tensor_gradient(layer.bias), layer.eps, saved, saved + c,
-                    fused ? relu_.get() : nullptr, arena(device.bn_backward_workspace),
-                    request_bytes(device.bn_backward_workspace), arena(device.reserve),
-                    request_bytes(device.reserve)));
-                if (dx && written != dx)
-                    kernels::add_backward(storage_, written, {dx}, {true}, layer.in.elements(),
-                                          stream_);
-            } else {
-                HB_CHECK(cudnnBatchNormalizationBackward(
-                    handle_, device.mode, &one, blend(dx && accumulate), &one, &zero,
-                    device.x.get(), x, device.x.get(), dy, device.x.get(),
-                    dx ? dx : arena(device.gradient_scratch), device.parameters.get(),
-                    tensor(layer.weight), tensor_gradient(layer.weight),
-                    tensor_gradient(layer.bias), layer.eps, saved, saved + c));
-            }
-            break;
-        }
-        case HB_LAYER_RELU:
-            if (dx)
-                kernels::relu_backward(storage_, value(layer.writes), dy, dx, layer.out.elements(),
-                                       accumulate, stream_);
-            break;
-        case HB_LAYER_MAXPOOL2D:
-            if (dx)
-                kernels::maxpool_backward(storage_, x, dy, dx, layer.in, nhwc, accumulate, stream_);
-            break;
-        case HB_LAYER_UPSAMPLE:
-            if (dx)
-                kernels::upsample_backward(storage_, dy, dx, layer.in, nhwc, accumulate, stream_);
-            break;
-        case HB_LAYER_ADD: {
-            std::vector<void*> outputs;
-            for (size_t k = 0; k < layer.inputs.size(); ++k)
-                outputs.push_back(layer.input_gradient[k] ? gradient(layer.inputs[k]) : nullptr);
-            kernels::add_backward(storage_, dy, outputs, layer.accumulate, layer.out.elements(),
-                                  stream_);
-            break;
-        }
-        case HB_LAYER_MSE_LOSS:
-            if (dx)
-                kernels::mse_loss_backward(storage_, x, target_, dx, layer.in.elements(),
-                                           layer.loss_weight, accumulate, stream_);
-            break;
-    }
-}
-
-void TrainingStep::optimize() {
-    ErrorContext context("the RMSProp update");
-    const hb_optimizer& o = settings_.optimizer;
-    math::RmsPropParams p;
-    p.learning_rate = o.learning_rate;
-    p.alpha = o.alpha;
-    p.eps = o.eps;
-    p.momentum = o.momentum;
-    p.weight_decay = o.weight_decay;
-    p.torch = o.variant == HB_RMSPROP_TORCH;
-    kernels::rmsprop(parameters_.floats(), gradients_.floats(), square_averages_.floats(),
-                     momentum_.floats(), parameters_bf16_.get(), plan_->parameter_floats(), p,
-                     stream_);
-}
-
-uint64_t TrainingStep::device_bytes() const {
-    uint64_t bytes = 0;
-    for (const DeviceBuffer* b :
-         {&arena_memory_, &parameters_, &gradients_, &square_averages_, &momentum_, &statistics_,
-          &losses_, &parameters_bf16_, &gradients_bf16_, &channel_scratch_})
-        bytes += b->bytes();
-    return bytes;
-}
-
 void TrainingStep::add_manifest(hb::JsonObject& manifest) const {
     hb::JsonArray fusions, convolutions, declined, legacy;
     for (const LayerPlan& l : plan_->layers())
@@ -575,7 +579,7 @@ void TrainingStep::add_manifest(hb::JsonObject& manifest) const {
     for (const std::string& note : fusion_notes_) declined.add_string(note);
     for (const std::string& note : batchnorm_notes_) legacy.add_string(note);
     int ex = 0;
-    for (const DeviceLayer& d : layers_) ex += d.ex ? 1 : 0;
+    for (const DeviceLayer& d : layers_) ex += d.batchnorm == Calls::cudnn_ex ? 1 : 0;
     auto direction = [](const AlgorithmChoice& c) {
         return hb::JsonObject()
             .add_string("algorithm", c.name)
@@ -594,7 +598,7 @@ void TrainingStep::add_manifest(hb::JsonObject& manifest) const {
         c.add("backward_filter", direction(a.backward_filter));
         convolutions.add(c.str());
     }
-    manifest.add_string("activation_type", bf16() ? "bfloat16" : "float32")
+    manifest.add_string("activation_type", mode_.activation_type())
         .add("arena_bytes", arena_.bytes)
         .add("arena_requested_bytes", arena_.requested_bytes)
         .add("arena_buffers", uint64_t{plan_->requests().size()})
