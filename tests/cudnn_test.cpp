@@ -24,6 +24,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -287,6 +288,62 @@ TEST(CudnnPlan, FusesEveryBatchNormFeedingOnlyAReLU) {
               plan_arena(plain.requests()).requested_bytes);
     // Only batchnorm layers fuse (the last layer is a loss).
     EXPECT_THROW(Plan(graph, {graph.num_layers - 1}), hb::Error);
+}
+
+// Two plans are the same plan: layers, values and every buffer request.
+void expect_same_plan(const Plan& a, const Plan& b) {
+    ASSERT_EQ(a.layers().size(), b.layers().size());
+    for (size_t i = 0; i < a.layers().size(); ++i) {
+        const LayerPlan &x = a.layers()[i], &y = b.layers()[i];
+        EXPECT_EQ(x.fused_relu, y.fused_relu) << x.name;
+        EXPECT_EQ(x.absorbed, y.absorbed) << x.name;
+        EXPECT_EQ(x.writes, y.writes) << x.name;
+        EXPECT_EQ(x.input_gradient, y.input_gradient) << x.name;
+        EXPECT_EQ(x.accumulate, y.accumulate) << x.name;
+        EXPECT_EQ(x.zero_output_gradient, y.zero_output_gradient) << x.name;
+        EXPECT_EQ(x.saved, y.saved) << x.name;
+    }
+    ASSERT_EQ(a.values().size(), b.values().size());
+    for (size_t v = 0; v < a.values().size(); ++v) {
+        EXPECT_EQ(a.values()[v].buffer, b.values()[v].buffer) << a.values()[v].name;
+        EXPECT_EQ(a.values()[v].gradient_buffer, b.values()[v].gradient_buffer);
+    }
+    ASSERT_EQ(a.requests().size(), b.requests().size());
+    for (size_t r = 0; r < a.requests().size(); ++r) {
+        const BufferRequest &x = a.requests()[r], &y = b.requests()[r];
+        EXPECT_EQ(std::make_tuple(x.bytes, x.first, x.last, x.what),
+                  std::make_tuple(y.bytes, y.first, y.last, y.what));
+    }
+    EXPECT_EQ(a.storage(), b.storage());
+}
+
+// The step decides its fusions while the plan is built (a trial on the device for each): each
+// candidate is asked once, in layer order, as read from the graph, and the plan is the one the
+// same fusions given up front make.
+TEST(CudnnPlan, FusionsChosenWhilePlanningMakeThePlanGivenThem) {
+    const hb_graph& graph = *problem().abi.get();
+    const std::vector<int> candidates = fusion_candidates(graph);
+    ASSERT_GT(candidates.size(), 2u);
+    for (Storage storage : {Storage::f32, Storage::bf16}) {
+        std::vector<std::string> asked;
+        std::set<int> accepted;
+        const Plan chosen(graph, storage, [&](const LayerPlan& batchnorm) {
+            EXPECT_EQ(batchnorm.kind, HB_LAYER_BATCHNORM);
+            EXPECT_FALSE(batchnorm.fused_relu);
+            EXPECT_GT(batchnorm.in.elements(), 0);
+            asked.push_back(batchnorm.name);
+            const bool accept = asked.size() % 2 == 1;  // every other one
+            if (accept) accepted.insert(candidates[asked.size() - 1]);
+            return accept;
+        });
+        ASSERT_EQ(asked.size(), candidates.size());
+        for (size_t k = 0; k < candidates.size(); ++k)
+            EXPECT_EQ(asked[k], graph.layers[candidates[k]].name);
+        EXPECT_EQ(chosen.fusions(), int(accepted.size()));
+        expect_same_plan(chosen, Plan(graph, accepted, storage));
+        expect_same_plan(Plan(graph, storage, [](const LayerPlan&) { return false; }),
+                         Plan(graph, {}, storage));
+    }
 }
 
 TEST(CudnnPlan, Bf16StoresActivationsInHalfTheBytes) {

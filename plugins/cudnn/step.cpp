@@ -43,15 +43,9 @@ TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudn
     relu_ = make_activation_descriptor();
     HB_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    plan_ = std::make_unique<Plan>(graph, std::set<int>{}, mode_.storage());
-    if (settings_.fused_bn_relu) {
-        // The backend's own batch norm fuses every candidate; cuDNN's is probed.
-        const std::vector<int> candidates = fusion_candidates(graph);
-        const std::set<int> fuse = mode_.own_channel_kernels()
-                                       ? std::set<int>(candidates.begin(), candidates.end())
-                                       : choose_fusions(graph);
-        if (!fuse.empty()) plan_ = std::make_unique<Plan>(graph, fuse, mode_.storage());
-    }
+    plan_ = std::make_unique<Plan>(graph, mode_.storage(), [this](const LayerPlan& batchnorm) {
+        return settings_.fused_bn_relu && fuse(batchnorm);
+    });
     size_t free_bytes = 0, total_bytes = 0;
     HB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     workspace_limit_ = std::min<size_t>(size_t(1) << 30, free_bytes / 4);
@@ -59,22 +53,18 @@ TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudn
     allocate();
 }
 
-std::set<int> TrainingStep::choose_fusions(const hb_graph& graph) {
-    std::set<int> accepted;
-    for (int b : fusion_candidates(graph)) {
-        const LayerPlan& layer = plan_->layers()[b];
-        // cuDNN fuses the ReLU in the Ex calls only.
-        if (settings_.batchnorm == BatchNormApi::legacy) {
-            fusion_notes_.push_back(layer.name + ": not fused, option batchnorm is legacy");
-            continue;
-        }
-        const std::string declined = probe_batchnorm_ex(layer.in, true);
-        if (declined.empty())
-            accepted.insert(b);
-        else
-            fusion_notes_.push_back(layer.name + ": not fused, cuDNN declined: " + declined);
+bool TrainingStep::fuse(const LayerPlan& batchnorm) {
+    // The backend's own batch norm fuses every candidate; cuDNN's is probed.
+    if (mode_.own_channel_kernels()) return true;
+    // cuDNN fuses the ReLU in the Ex calls only.
+    if (settings_.batchnorm == BatchNormApi::legacy) {
+        fusion_notes_.push_back(batchnorm.name + ": not fused, option batchnorm is legacy");
+        return false;
     }
-    return accepted;
+    const std::string declined = probe_batchnorm_ex(batchnorm.in, true);
+    if (!declined.empty())
+        fusion_notes_.push_back(batchnorm.name + ": not fused, cuDNN declined: " + declined);
+    return declined.empty();
 }
 
 std::string TrainingStep::probe_batchnorm_ex(const Shape& shape, bool fused_relu) {

@@ -23,7 +23,6 @@
 
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -83,7 +82,9 @@ private:
         size_t forward = 0, backward = 0, reserve = 0;
     };
 
-    std::set<int> choose_fusions(const hb_graph& graph);
+    // Whether a fusion candidate applies its ReLU, asked while the plan is built: always with the
+    // own batch norm; with cuDNN's, when its Ex calls run the fused shape (probe_batchnorm_ex).
+    bool fuse(const LayerPlan& batchnorm);
     cudnnBatchNormMode_t batchnorm_mode(bool fused_relu) const;
     BatchNormExSizes batchnorm_ex_sizes(cudnnBatchNormMode_t mode, bool fused_relu,
                                         cudnnTensorDescriptor_t x,
