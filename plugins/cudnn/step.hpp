@@ -9,6 +9,9 @@
 // are widened into the float32 gradient block (convolution_weights.hpp); batch norm and the
 // convolution bias are the backend's own kernels (channel_kernels.hpp), with float32 parameters
 // and statistics.
+//
+// step_setup.cpp sets the step up (the plan with its fusions, descriptors, algorithms, memory),
+// step.cpp runs it, step_manifest.cpp describes it.
 #pragma once
 
 #include "channel_kernels.hpp"
@@ -82,6 +85,7 @@ private:
         size_t forward = 0, backward = 0, reserve = 0;
     };
 
+    // Setup (step_setup.cpp).
     // Whether a fusion candidate applies its ReLU, asked while the plan is built: always with the
     // own batch norm; with cuDNN's, when its Ex calls run the fused shape (probe_batchnorm_ex).
     bool fuse(const LayerPlan& batchnorm);
@@ -96,6 +100,7 @@ private:
     void set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device);
     void allocate();
 
+    // Execution (step.cpp).
     float* arena(int request) const;
     size_t request_bytes(int request) const;
     const void* value(int v) const;
