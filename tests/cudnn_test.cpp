@@ -1,7 +1,7 @@
-// The cuDNN backend's host-side logic, on the CPU: option parsing, the step plan of a small stacked
-// hourglass (fusions, gradient accumulation, buffer lifetimes), the cuDNN descriptors of its
-// convolutions, how phase events are recorded, and the arithmetic of its own kernels (bf16
-// rounding, batch norm) against the reference backend.
+// The cuDNN backend's host-side logic, on the CPU: option parsing, what each math mode implies, the
+// step plan of a small stacked hourglass (fusions, gradient accumulation, buffer lifetimes), the
+// cuDNN descriptors of its convolutions, how phase events are recorded, and the arithmetic of its
+// own kernels (bf16 rounding, batch norm) against the reference backend.
 #include "backend_comparison.hpp"
 #include "convolution.hpp"
 #include "data/initial_state.hpp"
@@ -10,6 +10,7 @@
 #include "hb/plugin.hpp"
 #include "kernel_math.hpp"
 #include "layers.hpp"
+#include "math_mode.hpp"
 #include "model/hourglass.hpp"
 #include "optimizer.hpp"
 #include "options.hpp"
@@ -24,6 +25,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -71,19 +73,52 @@ TEST(CudnnEvents, RecordedAsGraphNodesOnlyWhileCapturing) {
 }
 
 TEST(CudnnGraphConvolution, EnginesAdmittedByMathMode) {
-    using cudnn_backend::engine_admitted;
     using cudnn_backend::EngineNotes;
     const EngineNotes plain, tensor_core{true, false, false}, down{false, true, false},
         reduced{true, false, true};
-    EXPECT_TRUE(engine_admitted(Math::fp32, plain));
-    EXPECT_FALSE(engine_admitted(Math::fp32, tensor_core));
+    EXPECT_TRUE(MathMode(Math::fp32).admits(plain));
+    EXPECT_FALSE(MathMode(Math::fp32).admits(tensor_core));
     for (Math m : {Math::tf32, Math::bf16}) {
-        EXPECT_TRUE(engine_admitted(m, plain));
-        EXPECT_TRUE(engine_admitted(m, tensor_core));
+        EXPECT_TRUE(MathMode(m).admits(plain));
+        EXPECT_TRUE(MathMode(m).admits(tensor_core));
     }
     for (Math m : {Math::fp32, Math::tf32, Math::bf16}) {
-        EXPECT_FALSE(engine_admitted(m, down));
-        EXPECT_FALSE(engine_admitted(m, reduced));
+        EXPECT_FALSE(MathMode(m).admits(down));
+        EXPECT_FALSE(MathMode(m).admits(reduced));
+    }
+}
+
+// Everything the step does differently by math mode, as the policy answers it.
+TEST(CudnnMathMode, WhatEachModeImplies) {
+    const MathMode fp32(Math::fp32), tf32(Math::tf32), bf16(Math::bf16);
+    for (const MathMode* m : {&fp32, &tf32}) {
+        EXPECT_EQ(m->storage(), Storage::f32) << m->name();
+        EXPECT_STREQ(m->activation_type(), "float32");
+        EXPECT_EQ(m->data_type(), CUDNN_DATA_FLOAT);
+        EXPECT_FALSE(m->converts_weights());
+        EXPECT_FALSE(m->own_channel_kernels());
+        EXPECT_EQ(m->minimum_compute_capability(), 0);
+    }
+    EXPECT_EQ(bf16.storage(), Storage::bf16);
+    EXPECT_STREQ(bf16.activation_type(), "bfloat16");
+    EXPECT_EQ(bf16.data_type(), CUDNN_DATA_BFLOAT16);
+    EXPECT_TRUE(bf16.converts_weights());
+    EXPECT_TRUE(bf16.own_channel_kernels());
+    EXPECT_EQ(bf16.minimum_compute_capability(), 8);
+    EXPECT_STREQ(bf16.name(), "bf16");
+
+    // Legacy convolutions: strict float32 requests and runs FMA and admits no tensor-op result;
+    // the others request tensor ops and run what was measured.
+    EXPECT_EQ(fp32.requested_math(), CUDNN_FMA_MATH);
+    EXPECT_TRUE(fp32.admits(CUDNN_FMA_MATH));
+    EXPECT_TRUE(fp32.admits(CUDNN_DEFAULT_MATH));
+    EXPECT_FALSE(fp32.admits(CUDNN_TENSOR_OP_MATH));
+    EXPECT_EQ(fp32.run_math(CUDNN_DEFAULT_MATH), CUDNN_FMA_MATH);
+    for (const MathMode* m : {&tf32, &bf16}) {
+        EXPECT_EQ(m->requested_math(), CUDNN_TENSOR_OP_MATH);
+        EXPECT_TRUE(m->admits(CUDNN_TENSOR_OP_MATH));
+        EXPECT_EQ(m->run_math(CUDNN_TENSOR_OP_MATH), CUDNN_TENSOR_OP_MATH);
+        EXPECT_EQ(m->run_math(CUDNN_DEFAULT_MATH), CUDNN_DEFAULT_MATH);
     }
 }
 
@@ -118,13 +153,13 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(d.batchnorm, BatchNormApi::ex);
     EXPECT_FALSE(d.fused_bn_relu);
     EXPECT_FALSE(d.cuda_graphs);
-    EXPECT_EQ(storage_of(d.math), Storage::f32);
+    EXPECT_EQ(MathMode(d.math).storage(), Storage::f32);
 
     options[0].value = "bf16";
     desc.num_options = 1;
     const Settings b = parse_settings(desc);
     EXPECT_EQ(b.math, Math::bf16);
-    EXPECT_EQ(storage_of(b.math), Storage::bf16);
+    EXPECT_EQ(MathMode(b.math).storage(), Storage::bf16);
     EXPECT_EQ(element_bytes(Storage::bf16), 2);
 }
 
@@ -239,6 +274,62 @@ TEST(CudnnPlan, FusesEveryBatchNormFeedingOnlyAReLU) {
     EXPECT_THROW(Plan(graph, {graph.num_layers - 1}), hb::Error);
 }
 
+// Two plans are the same plan: layers, values and every buffer request.
+void expect_same_plan(const Plan& a, const Plan& b) {
+    ASSERT_EQ(a.layers().size(), b.layers().size());
+    for (size_t i = 0; i < a.layers().size(); ++i) {
+        const LayerPlan &x = a.layers()[i], &y = b.layers()[i];
+        EXPECT_EQ(x.fused_relu, y.fused_relu) << x.name;
+        EXPECT_EQ(x.absorbed, y.absorbed) << x.name;
+        EXPECT_EQ(x.writes, y.writes) << x.name;
+        EXPECT_EQ(x.input_gradient, y.input_gradient) << x.name;
+        EXPECT_EQ(x.accumulate, y.accumulate) << x.name;
+        EXPECT_EQ(x.zero_output_gradient, y.zero_output_gradient) << x.name;
+        EXPECT_EQ(x.saved, y.saved) << x.name;
+    }
+    ASSERT_EQ(a.values().size(), b.values().size());
+    for (size_t v = 0; v < a.values().size(); ++v) {
+        EXPECT_EQ(a.values()[v].buffer, b.values()[v].buffer) << a.values()[v].name;
+        EXPECT_EQ(a.values()[v].gradient_buffer, b.values()[v].gradient_buffer);
+    }
+    ASSERT_EQ(a.requests().size(), b.requests().size());
+    for (size_t r = 0; r < a.requests().size(); ++r) {
+        const BufferRequest &x = a.requests()[r], &y = b.requests()[r];
+        EXPECT_EQ(std::make_tuple(x.bytes, x.first, x.last, x.what),
+                  std::make_tuple(y.bytes, y.first, y.last, y.what));
+    }
+    EXPECT_EQ(a.storage(), b.storage());
+}
+
+// The step decides its fusions while the plan is built (a trial on the device for each): each
+// candidate is asked once, in layer order, as read from the graph, and the plan is the one the
+// same fusions given up front make.
+TEST(CudnnPlan, FusionsChosenWhilePlanningMakeThePlanGivenThem) {
+    const hb_graph& graph = *problem().abi.get();
+    const std::vector<int> candidates = fusion_candidates(graph);
+    ASSERT_GT(candidates.size(), 2u);
+    for (Storage storage : {Storage::f32, Storage::bf16}) {
+        std::vector<std::string> asked;
+        std::set<int> accepted;
+        const Plan chosen(graph, storage, [&](const LayerPlan& batchnorm) {
+            EXPECT_EQ(batchnorm.kind, HB_LAYER_BATCHNORM);
+            EXPECT_FALSE(batchnorm.fused_relu);
+            EXPECT_GT(batchnorm.in.elements(), 0);
+            asked.push_back(batchnorm.name);
+            const bool accept = asked.size() % 2 == 1;  // every other one
+            if (accept) accepted.insert(candidates[asked.size() - 1]);
+            return accept;
+        });
+        ASSERT_EQ(asked.size(), candidates.size());
+        for (size_t k = 0; k < candidates.size(); ++k)
+            EXPECT_EQ(asked[k], graph.layers[candidates[k]].name);
+        EXPECT_EQ(chosen.fusions(), int(accepted.size()));
+        expect_same_plan(chosen, Plan(graph, accepted, storage));
+        expect_same_plan(Plan(graph, storage, [](const LayerPlan&) { return false; }),
+                         Plan(graph, {}, storage));
+    }
+}
+
 TEST(CudnnPlan, Bf16StoresActivationsInHalfTheBytes) {
     const hb_graph& graph = *problem().abi.get();
     const Plan f32(graph), bf16(graph, {}, Storage::bf16);
@@ -268,12 +359,13 @@ class CudnnDescriptors : public ::testing::TestWithParam<std::tuple<Math, Layout
 TEST_P(CudnnDescriptors, EveryConvolutionOfThePlan) {
     const auto [math, layout] = GetParam();
     const cudnnDataType_t type = math == Math::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-    const Plan plan(*problem().abi.get(), {}, storage_of(math));
+    const MathMode policy(math);
+    const Plan plan(*problem().abi.get(), {}, policy.storage());
     int convolutions = 0;
     for (const LayerPlan& l : plan.layers()) {
         if (l.kind != HB_LAYER_CONV2D) continue;
         ++convolutions;
-        const ConvolutionDescriptors d = make_convolution_descriptors(l, layout, math);
+        const ConvolutionDescriptors d = make_convolution_descriptors(l, layout, policy);
         for (const auto& [descriptor, shape] :
              {std::pair{d.x.get(), l.in}, std::pair{d.y.get(), l.out}}) {
             cudnnDataType_t t{};
@@ -330,7 +422,7 @@ TEST(CudnnDescriptorsCheck, AnOutputShapeCudnnDisagreesWithNamesTheLayer) {
                                     [](const LayerPlan& l) { return l.kind == HB_LAYER_CONV2D; });
     layer.out.h += 1;
     try {
-        make_convolution_descriptors(layer, Layout::nchw, Math::fp32);
+        make_convolution_descriptors(layer, Layout::nchw, MathMode(Math::fp32));
         FAIL() << "expected an error";
     } catch (const hb::Error& e) {
         EXPECT_NE(std::string(e.what()).find(layer.name), std::string::npos) << e.what();

@@ -69,27 +69,13 @@ const char* backward_filter_name(cudnnConvolutionBwdFilterAlgo_t a) {
     }
 }
 
-cudnnMathType_t requested_math(Math math) {
-    return math == Math::fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
-}
-
-// In fp32 the search runs with CUDNN_FMA_MATH, so no tensor-op result qualifies.
-bool acceptable(cudnnMathType_t measured, Math math) {
-    return math != Math::fp32 || measured == CUDNN_FMA_MATH || measured == CUDNN_DEFAULT_MATH;
-}
-
-// The math type a direction runs with: in fp32 always FMA, since CUDNN_DEFAULT_MATH would let
-// cuDNN use TF32 on Ampere and later.
-cudnnMathType_t run_math(cudnnMathType_t measured, Math math) {
-    return math == Math::fp32 ? CUDNN_FMA_MATH : measured;
-}
-
-// The fastest acceptable result of a Find call (cuDNN sorts them by time).
+// The fastest result of a Find call the math mode admits (cuDNN sorts them by time).
 template <class Perf>
-const Perf* fastest(const std::vector<Perf>& results, int count, size_t limit, Math math) {
+const Perf* fastest(const std::vector<Perf>& results, int count, size_t limit,
+                    const MathMode& mode) {
     for (int i = 0; i < count; ++i) {
         const Perf& r = results[i];
-        if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= limit && acceptable(r.mathType, math))
+        if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= limit && mode.admits(r.mathType))
             return &r;
     }
     return nullptr;
@@ -110,10 +96,6 @@ cudnnTensorFormat_t tensor_format(Layout layout) {
     return layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
 
-cudnnDataType_t data_type(Storage storage) {
-    return storage == Storage::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-}
-
 void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& s, Layout layout,
                 cudnnDataType_t type) {
     HB_CHECK(cudnnSetTensor4dDescriptor(descriptor, tensor_format(layout), type, int(s.n), int(s.c),
@@ -121,15 +103,15 @@ void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& s, Layout layou
 }
 
 ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layout layout,
-                                                    Math math) {
-    // bf16 math: bfloat16 tensors and filters with float accumulation.
-    const cudnnDataType_t type = data_type(storage_of(math));
+                                                    const MathMode& mode) {
+    // The mode's tensors and filters with float accumulation.
+    const cudnnDataType_t type = mode.data_type();
     ConvolutionDescriptors d;
     d.x = make_tensor_descriptor();
     d.y = make_tensor_descriptor();
     set_tensor(d.x.get(), layer.in, layout, type);
     set_tensor(d.y.get(), layer.out, layout, type);
-    if (layer.bias >= 0 && type == CUDNN_DATA_FLOAT) {
+    if (layer.bias >= 0 && !mode.own_channel_kernels()) {
         d.bias = make_tensor_descriptor();
         set_tensor(d.bias.get(), {1, layer.out.c, 1, 1}, layout);
     }
@@ -141,7 +123,7 @@ ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layo
         HB_CHECK(cudnnSetConvolution2dDescriptor(c->get(), layer.padding, layer.padding,
                                                  layer.stride, layer.stride, 1, 1,
                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-        HB_CHECK(cudnnSetConvolutionMathType(c->get(), requested_math(math)));
+        HB_CHECK(cudnnSetConvolutionMathType(c->get(), mode.requested_math()));
     }
     int n = 0, c = 0, h = 0, w = 0;
     HB_CHECK(cudnnGetConvolution2dForwardOutputDim(d.forward.get(), d.x.get(), d.w.get(), &n, &c,
@@ -176,10 +158,10 @@ SearchScratch::SearchScratch(cudnnHandle_t handle, const Plan& plan, size_t work
 }
 
 AlgorithmSearch::AlgorithmSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit,
-                                 Math math)
+                                 const MathMode& mode)
     : handle_(handle),
       workspace_limit_(workspace_limit),
-      math_(math),
+      mode_(mode),
       scratch_(handle, plan, workspace_limit) {}
 
 ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDescriptors& d,
@@ -196,8 +178,8 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
         auto none = [&](const char* direction) {
             return hb::Error("layer '" + layer.name + "': cuDNN offers no " + direction +
                                  " algorithm for " + key + " within a workspace of " +
-                                 std::to_string(workspace_limit_) + " bytes in " +
-                                 to_string(math_) + " math",
+                                 std::to_string(workspace_limit_) + " bytes in " + mode_.name() +
+                                 " math",
                              HB_UNSUPPORTED);
         };
 
@@ -206,7 +188,7 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
             handle_, d.x.get(), scratch_.x.get(), d.w.get(), scratch_.w.get(), d.forward.get(),
             d.y.get(), scratch_.y.get(), requested, &count, f.data(), scratch_.workspace.get(),
             workspace_limit_));
-        const auto* best_forward = fastest(f, count, workspace_limit_, math_);
+        const auto* best_forward = fastest(f, count, workspace_limit_, mode_);
         if (!best_forward) throw none("forward");
         choice.forward = {int(best_forward->algo), forward_name(best_forward->algo),
                           best_forward->memory, best_forward->mathType, best_forward->time};
@@ -217,7 +199,7 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
                 handle_, d.w.get(), scratch_.w.get(), d.y.get(), scratch_.y.get(),
                 d.backward_data.get(), d.x.get(), scratch_.x.get(), requested, &count, b.data(),
                 scratch_.workspace.get(), workspace_limit_));
-            const auto* best = fastest(b, count, workspace_limit_, math_);
+            const auto* best = fastest(b, count, workspace_limit_, mode_);
             if (!best) throw none("backward-data");
             choice.backward_data = {int(best->algo), backward_data_name(best->algo), best->memory,
                                     best->mathType, best->time};
@@ -228,7 +210,7 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
             handle_, d.x.get(), scratch_.x.get(), d.y.get(), scratch_.y.get(),
             d.backward_filter.get(), d.w.get(), scratch_.w.get(), requested, &count, g.data(),
             scratch_.workspace.get(), workspace_limit_));
-        const auto* best_filter = fastest(g, count, workspace_limit_, math_);
+        const auto* best_filter = fastest(g, count, workspace_limit_, mode_);
         if (!best_filter) throw none("backward-filter");
         choice.backward_filter = {int(best_filter->algo), backward_filter_name(best_filter->algo),
                                   best_filter->memory, best_filter->mathType, best_filter->time};
@@ -236,7 +218,7 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
     }
     // Each direction runs with the math type it was measured with.
     for (AlgorithmChoice* a : {&choice.forward, &choice.backward_data, &choice.backward_filter})
-        a->math = run_math(a->math, math_);
+        a->math = mode_.run_math(a->math);
     HB_CHECK(cudnnSetConvolutionMathType(d.forward.get(), choice.forward.math));
     if (backward_data)
         HB_CHECK(cudnnSetConvolutionMathType(d.backward_data.get(), choice.backward_data.math));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "handles.hpp"
+#include "math_mode.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 
@@ -27,7 +28,7 @@ struct ConvolutionChoice {
 // Descriptors of one conv2d layer; every direction has its own convolution descriptor so that
 // each runs with the math type its algorithm was measured with.
 struct ConvolutionDescriptors {
-    TensorDescriptor x, y, bias;  // bias: float math only (bf16 adds it with its own kernel)
+    TensorDescriptor x, y, bias;  // bias: only where cuDNN adds it (not own_channel_kernels)
     FilterDescriptor w;
     ConvolutionDescriptor forward, backward_data, backward_filter;
 };
@@ -36,11 +37,10 @@ struct ConvolutionDescriptors {
 std::string convolution_key(const LayerPlan& layer);
 
 cudnnTensorFormat_t tensor_format(Layout layout);
-cudnnDataType_t data_type(Storage storage);
 void set_tensor(cudnnTensorDescriptor_t descriptor, const Shape& shape, Layout layout,
                 cudnnDataType_t type = CUDNN_DATA_FLOAT);
 ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layout layout,
-                                                    Math math);
+                                                    const MathMode& mode);
 
 // What a search times its candidates on: tensors large enough for every convolution of a plan,
 // zeroed, and a workspace of the limit.
@@ -55,7 +55,8 @@ struct SearchScratch {
 class AlgorithmSearch {
 public:
     // Scratch tensors large enough for every convolution of `plan` are allocated here.
-    AlgorithmSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit, Math math);
+    AlgorithmSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit,
+                    const MathMode& mode);
     ConvolutionChoice choose(const LayerPlan& layer, ConvolutionDescriptors& descriptors,
                              bool backward_data);
     size_t workspace_limit() const { return workspace_limit_; }
@@ -64,7 +65,7 @@ public:
 private:
     cudnnHandle_t handle_;
     size_t workspace_limit_;
-    Math math_;
+    MathMode mode_;
     SearchScratch scratch_;
     std::map<std::string, ConvolutionChoice> cache_;
     int measured_ = 0;

@@ -95,8 +95,8 @@ struct OperationGraph {
 };
 
 OperationGraph operation_graph(cudnnHandle_t handle, const LayerPlan& l, Direction direction,
-                               bool accumulate, Math math, Layout layout) {
-    const cudnnDataType_t type = data_type(storage_of(math));
+                               bool accumulate, const MathMode& math, Layout layout) {
+    const cudnnDataType_t type = math.data_type();
     OperationGraph g;
     g.x = tensor(x_uid, {l.in.n, l.in.c, l.in.h, l.in.w}, layout, type);
     g.w = tensor(w_uid, {l.out.c, l.in.c, l.kernel, l.kernel}, layout, type);
@@ -215,11 +215,6 @@ const char* name_of(Direction d) {
 
 }  // namespace
 
-bool engine_admitted(Math math, const EngineNotes& notes) {
-    if (notes.down_converts || notes.reduced_precision_reduction) return false;
-    return math != Math::fp32 || !notes.tensor_core;
-}
-
 void GraphConvolution::run(cudnnHandle_t handle, const void* x, const void* w, const void* y,
                            void* workspace) {
     const std::array<const void*, 4> pointers{x, w, y, workspace};
@@ -232,10 +227,11 @@ void GraphConvolution::run(cudnnHandle_t handle, const void* x, const void* w, c
 }
 
 GraphConvolutionSearch::GraphConvolutionSearch(cudnnHandle_t handle, const Plan& plan,
-                                               size_t workspace_limit, Math math, Layout layout)
+                                               size_t workspace_limit, const MathMode& mode,
+                                               Layout layout)
     : handle_(handle),
       workspace_limit_(workspace_limit),
-      math_(math),
+      mode_(mode),
       layout_(layout),
       scratch_(handle, plan, workspace_limit) {
     HB_CHECK(cudnnGetStream(handle_, &stream_));
@@ -255,7 +251,7 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
                                                                  Direction direction,
                                                                  bool accumulate) {
     shapes_.insert(convolution_key(layer));
-    const OperationGraph g = operation_graph(handle_, layer, direction, accumulate, math_, layout_);
+    const OperationGraph g = operation_graph(handle_, layer, direction, accumulate, mode_, layout_);
     std::vector<BackendDescriptor> configurations = engine_configurations(g);
     Event start = make_event(), stop = make_event();
     Candidate best;
@@ -263,7 +259,7 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
     for (const BackendDescriptor& configuration : configurations) {
         if (tried == GraphConvolutionSearch::candidates_timed) break;
         const EngineFacts facts = facts_of(configuration);
-        if (!engine_admitted(math_, facts.notes)) continue;
+        if (!mode_.admits(facts.notes)) continue;
         auto plan =
             std::make_shared<BackendDescriptor>(make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));
         set_descriptor(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configuration);
@@ -306,7 +302,7 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
             "layer '" + layer.name + "': of the " + std::to_string(configurations.size()) +
                 " engines cuDNN proposes for " + convolution_key(layer) + " (" +
                 name_of(direction) + "), none runs within a workspace of " +
-                std::to_string(workspace_limit_) + " bytes in " + to_string(math_) + " math",
+                std::to_string(workspace_limit_) + " bytes in " + mode_.name() + " math",
             HB_UNSUPPORTED);
     return best;
 }

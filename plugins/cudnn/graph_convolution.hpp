@@ -7,6 +7,7 @@
 
 #include "convolution.hpp"
 #include "handles.hpp"
+#include "math_mode.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 
@@ -24,16 +25,6 @@ using BackendDescriptor =
                     CudnnDeleter<cudnnBackendDescriptor_t, cudnnBackendDestroyDescriptor>>;
 
 enum class Direction { forward, backward_data, backward_filter };
-
-// An engine's numerical notes that the math modes care about.
-struct EngineNotes {
-    bool tensor_core = false;                  // TF32 on float data
-    bool down_converts = false;                // converts its inputs to a narrower type
-    bool reduced_precision_reduction = false;  // accumulates in less than float
-};
-// Whether an engine computes what the math mode promises: every mode accumulates in float from
-// inputs of its own type, and fp32 admits no tensor-core (TF32) engine.
-bool engine_admitted(Math math, const EngineNotes& notes);
 
 // One direction of one layer: the chosen execution plan (shared by the layers of one shape) and
 // the variant pack of the pointers it last ran with.
@@ -64,7 +55,7 @@ public:
     static constexpr int candidates_timed = 8;
 
     GraphConvolutionSearch(cudnnHandle_t handle, const Plan& plan, size_t workspace_limit,
-                           Math math, Layout layout);
+                           const MathMode& mode, Layout layout);
     // HB_UNSUPPORTED when no engine cuDNN proposes runs within the limit in the math mode.
     GraphConvolution choose(const LayerPlan& layer, Direction direction, bool accumulate);
     int measured() const { return int(shapes_.size()); }  // distinct convolution shapes
@@ -79,7 +70,7 @@ private:
     cudnnHandle_t handle_;
     cudaStream_t stream_ = nullptr;
     size_t workspace_limit_;
-    Math math_;
+    MathMode mode_;
     Layout layout_;
     SearchScratch scratch_;
     std::map<std::string, Candidate> cache_;

@@ -2,7 +2,6 @@
 
 #include "hb/plugin.hpp"
 
-
 namespace cudnn_backend {
 
 const char* to_string(Math math) {
@@ -15,10 +14,6 @@ const char* to_string(Math math) {
             return "bf16";
     }
     return "?";
-}
-
-Storage storage_of(Math math) {
-    return math == Math::bf16 ? Storage::bf16 : Storage::f32;
 }
 
 int64_t element_bytes(Storage storage) {

@@ -17,11 +17,9 @@ enum class ConvolutionApi { graph, legacy };
 // Batch norm in fp32 and tf32: cuDNN's cudnnBatchNormalization*Ex calls with workspace and reserve
 // space (its fast NHWC path, and PyTorch's), or the plain ones.
 enum class BatchNormApi { ex, legacy };
-// The element type of activations and their gradients: float32, or bfloat16 in bf16 math
-// (parameters, their gradients, optimizer state and statistics stay float32).
+// The element type of activations and their gradients (MathMode::storage, math_mode.hpp).
 enum class Storage { f32, bf16 };
 
-Storage storage_of(Math math);
 int64_t element_bytes(Storage storage);
 
 const char* to_string(Math math);

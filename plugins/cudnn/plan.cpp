@@ -11,24 +11,45 @@ Shape shape_of(const hb::Dims& d) {
     return {d.n, d.c, d.h, d.w};
 }
 
-}  // namespace
+hb::Graph read_graph(const hb_graph& source) {
+    return hb::import_graph(source, {"cudnn", false});
+}
 
-std::vector<int> fusion_candidates(const hb_graph& source) {
-    const hb::Graph graph = hb::import_graph(source, {"cudnn", false});
+std::vector<int> candidates_of(const hb::Graph& graph) {
     std::vector<int> out;
     for (const auto& [batchnorm, relu] : hb::batchnorm_relu_pairs(graph, hb::uses_of(graph)))
         out.push_back(batchnorm);
     return out;
 }
 
+}  // namespace
+
+std::vector<int> fusion_candidates(const hb_graph& source) {
+    return candidates_of(read_graph(source));
+}
+
 Plan::Plan(const hb_graph& source, const std::set<int>& fuse, Storage storage) : storage_(storage) {
-    const hb::Graph graph = hb::import_graph(source, {"cudnn", false});
+    build(source, [&fuse](const hb::Graph&) { return fuse; });
+}
+
+Plan::Plan(const hb_graph& source, Storage storage, const FusionChoice& fuse) : storage_(storage) {
+    build(source, [&](const hb::Graph& graph) {
+        std::set<int> chosen;
+        for (int b : candidates_of(graph))
+            if (fuse(layers_[size_t(b)])) chosen.insert(b);
+        return chosen;
+    });
+}
+
+void Plan::build(const hb_graph& source,
+                 const std::function<std::set<int>(const hb::Graph&)>& fusions) {
+    const hb::Graph graph = read_graph(source);
     input_ = graph.input;
     target_ = shape_of(graph.target);
     read_values(graph);
     read_tensors(graph);
     read_layers(graph);
-    apply_fusions(fuse);
+    apply_fusions(fusions(graph));
     plan_gradients();
     plan_buffers();
 }

@@ -9,6 +9,7 @@
 #include "options.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -83,12 +84,20 @@ struct TensorPlan {
 // Which BN layers may fuse the ReLU after them: their output feeds only that ReLU.
 std::vector<int> fusion_candidates(const hb_graph& graph);
 
+// Whether a fusion candidate applies the ReLU after it, asked of the layer as read from the graph
+// (its name and shapes), before any fusion is applied.
+using FusionChoice = std::function<bool(const LayerPlan& batchnorm)>;
+
 class Plan {
 public:
     // Checks the graph (throws hb::Error naming the layer) and plans it; the BN layers in `fuse`
     // (each one of fusion_candidates) also apply their ReLU. Activations and their gradients
     // are stored as `storage`.
     Plan(const hb_graph& graph, const std::set<int>& fuse = {}, Storage storage = Storage::f32);
+    // The same, with the fusions `fuse` accepts of the candidates, asked once each in layer order:
+    // whatever decides them (a trial on the device) sees the layer before the plan is finished,
+    // so the plan is built once.
+    Plan(const hb_graph& graph, Storage storage, const FusionChoice& fuse);
 
     const std::vector<ValuePlan>& values() const { return values_; }
     const std::vector<LayerPlan>& layers() const { return layers_; }
@@ -114,6 +123,9 @@ public:
     static constexpr int64_t tensor_alignment = 64;
 
 private:
+    // Reads the graph, fuses the batch norms `fusions` names of it, plans gradients and buffers.
+    void build(const hb_graph& source,
+               const std::function<std::set<int>(const hb::Graph&)>& fusions);
     void read_values(const hb::Graph& graph);
     void read_tensors(const hb::Graph& graph);
     void read_layers(const hb::Graph& graph);

@@ -4,6 +4,7 @@
 #include "devices.hpp"
 #include "events.hpp"
 #include "kernels.hpp"
+#include "math_mode.hpp"
 
 namespace cudnn_backend {
 namespace {
@@ -75,11 +76,13 @@ CudnnSession::CudnnSession(const hb_session_desc& desc) : settings_(checked_sett
     HB_CHECK(cudaGetDeviceProperties(&p, settings_.device));
     device_name_ = p.name;
     compute_capability_ = std::to_string(p.major) + "." + std::to_string(p.minor);
-    if (settings_.math == Math::bf16 && p.major < 8)
-        throw hb::Error("option 'math': bf16 needs a GPU of compute capability 8.0 or later; " +
-                            device_name_ + " (cuda:" + std::to_string(settings_.device) + ") is " +
-                            compute_capability_,
-                        HB_UNSUPPORTED);
+    const MathMode mode(settings_.math);
+    if (p.major < mode.minimum_compute_capability())
+        throw hb::Error(
+            "option 'math': " + std::string(mode.name()) + " needs a GPU of compute capability " +
+                std::to_string(mode.minimum_compute_capability()) + ".0 or later; " + device_name_ +
+                " (cuda:" + std::to_string(settings_.device) + ") is " + compute_capability_,
+            HB_UNSUPPORTED);
     stream_ = make_stream();
     size_t free_before = 0, free_after = 0, total = 0;
     HB_CHECK(cudaMemGetInfo(&free_before, &total));
@@ -174,9 +177,9 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
     const size_t input_bytes = size_t(input_elements_) * sizeof(float);
     const size_t target_bytes = size_t(target_elements_) * sizeof(float);
     const bool nhwc = settings_.layout == Layout::nhwc;
-    const bool bf16 = settings_.math == Math::bf16;
-    const size_t step_input_bytes =
-        size_t(input_elements_ * element_bytes(storage_of(settings_.math)));
+    const Storage storage = MathMode(settings_.math).storage();
+    const bool bf16 = storage == Storage::bf16;
+    const size_t step_input_bytes = size_t(input_elements_ * element_bytes(storage));
     const Plan& plan = step_->plan();
     if (settings_.placement == HB_PLACEMENT_HOST) {
         // The step copies from this (pageable) memory each time, as a data loader's batch would.
@@ -234,7 +237,7 @@ const void* CudnnSession::step_input(const float* nchw, float* layout, void* sto
         kernels::nchw_to_nhwc(input, layout, plan.values()[size_t(plan.input())].shape, s);
         input = layout;
     }
-    if (settings_.math != Math::bf16) return input;
+    if (MathMode(settings_.math).storage() != Storage::bf16) return input;
     kernels::to_bf16(input, storage, input_elements_, s);
     return storage;
 }
@@ -356,13 +359,13 @@ uint64_t CudnnSession::peak_memory_bytes() {
 }
 
 std::string CudnnSession::manifest_json() {
-    const bool bf16 = settings_.math == Math::bf16;
+    const MathMode mode(settings_.math);
     hb::JsonArray own_kernels;
     for (const char* k : {"relu", "maxpool2d", "upsample", "add", "mse_loss", "rmsprop"})
         own_kernels.add_string(k);
-    if (bf16)
-        for (const char* k : {"batchnorm", "conv_bias", "bf16_conversion"})
-            own_kernels.add_string(k);
+    if (mode.own_channel_kernels())
+        for (const char* k : {"batchnorm", "conv_bias"}) own_kernels.add_string(k);
+    if (mode.converts_weights()) own_kernels.add_string("bf16_conversion");
     hb::JsonObject m;
     m.add_string("math", to_string(settings_.math))
         .add_string("layout", to_string(settings_.layout))
@@ -384,7 +387,7 @@ std::string CudnnSession::manifest_json() {
         .add_string("compute_capability", compute_capability_)
         .add("threads", 1)
         .add("cudnn_handle_bytes", handle_bytes_)
-        .add_string("batchnorm", std::string(bf16 ? "own kernels" : "cuDNN") +
+        .add_string("batchnorm", std::string(mode.own_channel_kernels() ? "own kernels" : "cuDNN") +
                                      " training mode (biased variance normalises, unbiased "
                                      "updates running_var)")
         .add("own_kernels", own_kernels.str());

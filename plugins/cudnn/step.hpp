@@ -3,23 +3,29 @@
 // and running statistics. Enqueues forward, backward and the optimizer on one stream without
 // synchronising.
 //
-// In bf16 math, activations and their gradients are bfloat16; convolutions run on a bfloat16
-// copy of the float32 weights (written by each RMSProp update) and their weight gradients
-// are widened into the float32 gradient block; batch norm and the convolution bias are the
-// backend's own kernels (channel_kernels.hpp), with float32 parameters and statistics.
+// The math mode (math_mode.hpp) decides at setup how each layer runs; execution follows those
+// choices. In bf16 math, activations and their gradients are bfloat16; convolutions run on a
+// bfloat16 copy of the float32 weights (written by each RMSProp update) and their weight gradients
+// are widened into the float32 gradient block (convolution_weights.hpp); batch norm and the
+// convolution bias are the backend's own kernels (channel_kernels.hpp), with float32 parameters
+// and statistics.
+//
+// step_setup.cpp sets the step up (the plan with its fusions, descriptors, algorithms, memory),
+// step.cpp runs it, step_manifest.cpp describes it.
 #pragma once
 
 #include "channel_kernels.hpp"
 #include "convolution.hpp"
+#include "convolution_weights.hpp"
 #include "graph_convolution.hpp"
 #include "handles.hpp"
 #include "hb/json.hpp"
+#include "math_mode.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -53,17 +59,23 @@ public:
     void add_manifest(hb::JsonObject& manifest) const;
 
 private:
+    // Who computes a batch norm or a convolution's bias, chosen at setup: cuDNN (a batch norm
+    // through its plain calls, or its Ex calls with workspace and reserve space), or the backend's
+    // own kernels (MathMode::own_channel_kernels).
+    enum class Calls { cudnn, cudnn_ex, own };
+
     struct DeviceLayer {
         // conv2d
         std::unique_ptr<ConvolutionDescriptors> conv;
         ConvolutionChoice algorithms;  // what runs, by either API
         GraphConvolution graph_forward, graph_backward_data, graph_backward_filter;
         int forward_workspace = -1, backward_data_workspace = -1, backward_filter_workspace = -1;
+        Calls bias = Calls::cudnn;
         // batchnorm
-        TensorDescriptor x, parameters;
+        Calls batchnorm = Calls::cudnn;
+        TensorDescriptor x, parameters;  // cuDNN's batch norm
         cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
-        bool ex = false;  // through cudnnBatchNormalization*Ex, with workspace and reserve space
-        int bn_forward_workspace = -1, bn_backward_workspace = -1, reserve = -1;
+        int bn_forward_workspace = -1, bn_backward_workspace = -1, reserve = -1;  // Ex calls
         // Where the input gradient is written first: when the input needs none (discarded), or,
         // in the Ex path, when it is added to an existing one.
         int gradient_scratch = -1;
@@ -73,7 +85,10 @@ private:
         size_t forward = 0, backward = 0, reserve = 0;
     };
 
-    std::set<int> choose_fusions(const hb_graph& graph);
+    // Setup (step_setup.cpp).
+    // Whether a fusion candidate applies its ReLU, asked while the plan is built: always with the
+    // own batch norm; with cuDNN's, when its Ex calls run the fused shape (probe_batchnorm_ex).
+    bool fuse(const LayerPlan& batchnorm);
     cudnnBatchNormMode_t batchnorm_mode(bool fused_relu) const;
     BatchNormExSizes batchnorm_ex_sizes(cudnnBatchNormMode_t mode, bool fused_relu,
                                         cudnnTensorDescriptor_t x,
@@ -83,23 +98,27 @@ private:
     std::string probe_batchnorm_ex(const Shape& shape, bool fused_relu);
     void set_up_layers();
     void set_up_batchnorm(const LayerPlan& layer, DeviceLayer& device);
+    void allocate();
 
+    // Execution (step.cpp).
     float* arena(int request) const;
     size_t request_bytes(int request) const;
     const void* value(int v) const;
     void* gradient(int v) const;
     float* tensor(int t) const;
     float* tensor_gradient(int t) const;
-    // A convolution's weight, and where its gradient is written, in the convolution's data type.
-    const void* convolution_weight(int t) const;
-    void* convolution_weight_gradient(int t) const;
-    bool bf16() const { return storage_ == Storage::bf16; }
+    const TensorPlan& tensor_plan(int t) const { return plan_->tensors()[size_t(t)]; }
     void forward_layer(const LayerPlan& layer, DeviceLayer& device);
+    void batchnorm_forward(const LayerPlan& layer, DeviceLayer& device, const void* x, void* y);
     void backward_layer(const LayerPlan& layer, DeviceLayer& device);
+    void convolution_backward(const LayerPlan& layer, DeviceLayer& device, const void* x, void* dx,
+                              bool accumulate, const void* dy);
+    void batchnorm_backward(const LayerPlan& layer, DeviceLayer& device, const void* x, void* dx,
+                            bool accumulate, const void* dy);
     kernels::BatchNormTensors batchnorm_tensors(const LayerPlan& layer) const;
 
     Settings settings_;
-    Storage storage_;
+    MathMode mode_;
     cudnnHandle_t handle_;
     cudaStream_t stream_;
     std::unique_ptr<Plan> plan_;
@@ -111,14 +130,18 @@ private:
     ArenaPlan arena_;
     DeviceBuffer arena_memory_, parameters_, gradients_, square_averages_, momentum_, statistics_,
         losses_;
-    // bf16 math only: bfloat16 copies of the parameter and gradient blocks, and the scratch of
-    // the per-channel kernels.
-    DeviceBuffer parameters_bf16_, gradients_bf16_, channel_scratch_;
+    ConvolutionWeights weights_;
+    DeviceBuffer channel_scratch_;  // the own per-channel kernels' scratch
     int64_t channel_scratch_bytes_ = 0;
     size_t workspace_limit_ = 0;
     int measured_shapes_ = 0;
     const void* input_ = nullptr;
     const float* target_ = nullptr;
 };
+
+// Batch norm's cuDNN operations: with the ReLU after it when fused.
+inline cudnnBatchNormOps_t batchnorm_ops(bool fused_relu) {
+    return fused_relu ? CUDNN_BATCHNORM_OPS_BN_ACTIVATION : CUDNN_BATCHNORM_OPS_BN;
+}
 
 }  // namespace cudnn_backend
