@@ -88,7 +88,7 @@ public:
         for (const LayerPlan& l : plan_.layers())
             if (!l.absorbed) forward(l);
         for (auto l = plan_.layers().rbegin(); l != plan_.layers().rend(); ++l)
-            if (!l->absorbed) backward(*l);
+            if (l->runs_backward) backward(*l);
         harness::check::StepCapture capture;
         capture.losses = {loss_};
         for (size_t t = 0; t < plan_.tensors().size(); ++t)
@@ -252,8 +252,6 @@ private:
         Values dy;
         if (l.kind != HB_LAYER_MSE_LOSS) {
             const ValuePlan& out = plan_.values()[static_cast<size_t>(l.writes)];
-            if (l.zero_output_gradient)
-                store(out.gradient_buffer, Values(static_cast<size_t>(out.shape.elements())));
             dy = load(out.gradient_buffer, out.shape.elements());
         }
         Values dx(x.size(), 0.0f);

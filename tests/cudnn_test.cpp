@@ -284,7 +284,7 @@ void expect_same_plan(const Plan& a, const Plan& b) {
         EXPECT_EQ(x.writes, y.writes) << x.name;
         EXPECT_EQ(x.input_gradient, y.input_gradient) << x.name;
         EXPECT_EQ(x.accumulate, y.accumulate) << x.name;
-        EXPECT_EQ(x.zero_output_gradient, y.zero_output_gradient) << x.name;
+        EXPECT_EQ(x.runs_backward, y.runs_backward) << x.name;
         EXPECT_EQ(x.saved, y.saved) << x.name;
     }
     ASSERT_EQ(a.values().size(), b.values().size());

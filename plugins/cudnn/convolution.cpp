@@ -117,11 +117,11 @@ ConvolutionDescriptors make_convolution_descriptors(const LayerPlan& layer, Layo
     }
     d.w = make_filter_descriptor();
     HB_CHECK(cudnnSetFilter4dDescriptor(d.w.get(), type, tensor_format(layout), int(layer.out.c),
-                                        int(layer.in.c), layer.kernel, layer.kernel));
+                                        int(layer.in.c), int(layer.kernel), int(layer.kernel)));
     for (ConvolutionDescriptor* c : {&d.forward, &d.backward_data, &d.backward_filter}) {
         *c = make_convolution_descriptor();
-        HB_CHECK(cudnnSetConvolution2dDescriptor(c->get(), layer.padding, layer.padding,
-                                                 layer.stride, layer.stride, 1, 1,
+        HB_CHECK(cudnnSetConvolution2dDescriptor(c->get(), int(layer.padding), int(layer.padding),
+                                                 int(layer.stride), int(layer.stride), 1, 1,
                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         HB_CHECK(cudnnSetConvolutionMathType(c->get(), mode.requested_math()));
     }

@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include "hb/graph.hpp"
+#include "hb/topology.hpp"
 
 #include <algorithm>
 
@@ -15,17 +16,10 @@ hb::Graph read_graph(const hb_graph& source) {
     return hb::import_graph(source, {"cudnn", false});
 }
 
-std::vector<int> candidates_of(const hb::Graph& graph) {
-    std::vector<int> out;
-    for (const auto& [batchnorm, relu] : hb::batchnorm_relu_pairs(graph, hb::uses_of(graph)))
-        out.push_back(batchnorm);
-    return out;
-}
-
 }  // namespace
 
 std::vector<int> fusion_candidates(const hb_graph& source) {
-    return candidates_of(read_graph(source));
+    return hb::fusable_batchnorms(read_graph(source));
 }
 
 Plan::Plan(const hb_graph& source, const std::set<int>& fuse, Storage storage) : storage_(storage) {
@@ -35,7 +29,7 @@ Plan::Plan(const hb_graph& source, const std::set<int>& fuse, Storage storage) :
 Plan::Plan(const hb_graph& source, Storage storage, const FusionChoice& fuse) : storage_(storage) {
     build(source, [&](const hb::Graph& graph) {
         std::set<int> chosen;
-        for (int b : candidates_of(graph))
+        for (int b : hb::fusable_batchnorms(graph))
             if (fuse(layers_[size_t(b)])) chosen.insert(b);
         return chosen;
     });
@@ -49,8 +43,10 @@ void Plan::build(const hb_graph& source,
     read_values(graph);
     read_tensors(graph);
     read_layers(graph);
-    apply_fusions(fusions(graph));
-    plan_gradients();
+    const std::set<int> fused = fusions(graph);
+    const hb::Topology topology = hb::analyse(graph, {fused.begin(), fused.end()});
+    apply_topology(graph, topology);
+    plan_gradients(graph, topology);
     plan_buffers();
 }
 
@@ -103,26 +99,11 @@ void Plan::read_layers(const hb::Graph& graph) {
                                 "' (batchnorm): the cudnn backend needs gamma, beta and both "
                                 "running statistics",
                             HB_UNSUPPORTED);
-        LayerPlan layer;
-        layer.name = source.name;
-        layer.kind = source.kind;
-        layer.inputs = source.inputs;
-        layer.output = source.output;
+        LayerPlan layer(source);
         layer.in = values_[layer.inputs[0]].shape;
         layer.out = values_[layer.output].shape;
-        layer.kernel = static_cast<int>(source.kernel);
-        layer.stride = static_cast<int>(source.stride);
-        layer.padding = static_cast<int>(source.padding);
-        layer.weight = source.weight;
-        layer.bias = source.bias;
-        layer.running_mean = source.running_mean;
-        layer.running_var = source.running_var;
-        layer.momentum = source.momentum;
-        layer.eps = source.eps;
-        layer.loss_weight = source.loss_weight;
         values_[layer.output].producer = i;
         values_[layer.output].is_loss = layer.kind == HB_LAYER_MSE_LOSS;
-        for (int v : layer.inputs) values_[v].consumers.push_back(i);
         if (layer.kind == HB_LAYER_MSE_LOSS) layer.loss_slot = loss_count_++;
         layer.writes = layer.output;
         layer.forward_time = i;
@@ -131,39 +112,35 @@ void Plan::read_layers(const hb::Graph& graph) {
     }
 }
 
-void Plan::apply_fusions(const std::set<int>& fuse) {
-    if (fuse.empty()) return;
-    for (int b : fuse) {
-        if (b < 0 || b >= static_cast<int>(layers_.size()) || layers_[b].kind != HB_LAYER_BATCHNORM)
-            throw hb::Error("BN+ReLU fusion: layer " + std::to_string(b) + " is not a batchnorm");
-        ValuePlan& between = values_[layers_[b].output];
-        if (between.consumers.size() != 1 || between.consumers[0] <= b ||
-            layers_[between.consumers[0]].kind != HB_LAYER_RELU)
-            throw hb::Error("BN+ReLU fusion: the output of '" + layers_[b].name +
-                            "' does not feed one ReLU only");
-        LayerPlan& relu = layers_[between.consumers[0]];
-        layers_[b].fused_relu = true;
-        layers_[b].writes = relu.output;
-        relu.absorbed = true;
-        between.materialized = false;
+void Plan::apply_topology(const hb::Graph& graph, const hb::Topology& topology) {
+    for (size_t v = 0; v < values_.size(); ++v)
+        for (const hb::Use& use : topology.uses[v]) values_[v].consumers.push_back(use.layer);
+    for (size_t l = 0; l < layers_.size(); ++l) {
+        LayerPlan& layer = layers_[l];
+        layer.fused_relu = topology.fused_relu[l] >= 0;
+        layer.absorbed = topology.absorbed[l];
+        layer.writes = topology.output[l];
+        if (layer.fused_relu) values_[size_t(graph.layers[l].output)].materialized = false;
     }
 }
 
-void Plan::plan_gradients() {
-    for (ValuePlan& v : values_) v.needs_gradient = !v.is_input && !v.is_loss && v.materialized;
-    std::vector<bool> written(values_.size(), false);
-    for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
-        LayerPlan& layer = *it;
+// Every backward operation of this backend adds into a gradient buffer in place (cuDNN's blend
+// factors and the own kernels' `accumulate`), so the first contribution to a gradient writes it
+// and every later one adds to it.
+void Plan::plan_gradients(const hb::Graph& graph, const hb::Topology& topology) {
+    hb::GradientRules rules;
+    rules.adds_in_place = [](hb_layer_kind) { return true; };
+    const hb::GradientPlan gradients = hb::plan_gradients(graph, topology, rules);
+    for (size_t v = 0; v < values_.size(); ++v)
+        values_[v].needs_gradient = topology.has_gradient[v];
+    for (size_t l = 0; l < layers_.size(); ++l) {
+        LayerPlan& layer = layers_[l];
+        layer.runs_backward = topology.runs_backward[l];
         layer.input_gradient.assign(layer.inputs.size(), false);
         layer.accumulate.assign(layer.inputs.size(), false);
-        if (layer.absorbed) continue;
-        layer.zero_output_gradient = values_[layer.writes].needs_gradient && !written[layer.writes];
-        for (size_t k = 0; k < layer.inputs.size(); ++k) {
-            const int v = layer.inputs[k];
-            if (!values_[v].needs_gradient) continue;
-            layer.input_gradient[k] = true;
-            layer.accumulate[k] = written[v];
-            written[v] = true;
+        for (const hb::Contribution& c : gradients.contributions[l]) {
+            layer.input_gradient[size_t(c.slot)] = true;
+            layer.accumulate[size_t(c.slot)] = hb::adds_to_buffer(c.delivery);
         }
     }
 }
@@ -206,10 +183,7 @@ void Plan::plan_buffers() {
                                     ? layer.backward_time
                                     : std::min(gradient_first[v], layer.backward_time);
         }
-        if (values_[layer.writes].needs_gradient) {
-            gradient_last[layer.writes] = layer.backward_time;
-            if (layer.zero_output_gradient) gradient_first[layer.writes] = layer.backward_time;
-        }
+        if (values_[layer.writes].needs_gradient) gradient_last[layer.writes] = layer.backward_time;
     }
     const int64_t element = element_bytes(storage_);
     for (int v = 0; v < n; ++v) {

@@ -6,6 +6,7 @@
 
 #include "hb/arena.hpp"
 #include "hb/graph.hpp"
+#include "hb/topology.hpp"
 #include "options.hpp"
 
 #include <cstdint>
@@ -36,22 +37,13 @@ struct ValuePlan {
     int gradient_buffer = -1;  // arena request of its gradient
 };
 
-struct LayerPlan {
-    std::string name;
-    hb_layer_kind kind = HB_LAYER_RELU;
-    std::vector<int> inputs;
-    int output = -1;
-    Shape in, out;  // shapes of inputs[0] and of output
+// The SDK's layer, with what the step works out for it.
+struct LayerPlan : hb::Layer {
+    LayerPlan() = default;
+    explicit LayerPlan(const hb::Layer& layer) : hb::Layer(layer) {}
 
-    // conv2d
-    int kernel = 1, stride = 1, padding = 0;
-    // tensor indices, or -1
-    int weight = -1, bias = -1, running_mean = -1, running_var = -1;
-    // batchnorm
-    double momentum = 0.1, eps = 1e-5;
-    // mse_loss
-    double loss_weight = 1;
-    int loss_slot = -1;
+    Shape in, out;       // shapes of inputs[0] and of output
+    int loss_slot = -1;  // mse_loss: its place among the losses
 
     bool fused_relu = false;  // batchnorm: applies the ReLU after it and writes that ReLU's output
     bool absorbed = false;    // relu: computed by the batchnorm before it
@@ -60,8 +52,9 @@ struct LayerPlan {
     // Backward: per input slot, whether a gradient is produced for it and whether it is added to
     // what an earlier backward operation (in backward order) already wrote there.
     std::vector<bool> input_gradient, accumulate;
-    // The gradient of `writes` has no writer (nothing uses the value): zero it before reading.
-    bool zero_output_gradient = false;
+    // Some loss depends on the layer's output: it runs backward (a layer that does not leaves its
+    // parameters' gradients at zero).
+    bool runs_backward = false;
 
     int saved = -1;  // arena request of the batchnorm's saved mean and inverse deviation
 
@@ -129,8 +122,8 @@ private:
     void read_values(const hb::Graph& graph);
     void read_tensors(const hb::Graph& graph);
     void read_layers(const hb::Graph& graph);
-    void apply_fusions(const std::set<int>& fuse);
-    void plan_gradients();
+    void apply_topology(const hb::Graph& graph, const hb::Topology& topology);
+    void plan_gradients(const hb::Graph& graph, const hb::Topology& topology);
     void plan_buffers();
 
     std::vector<ValuePlan> values_;

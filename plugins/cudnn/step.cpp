@@ -32,7 +32,7 @@ void TrainingStep::backward(const float* target) {
     target_ = target;
     for (size_t i = layers_.size(); i-- > 0;) {
         const LayerPlan& layer = plan_->layers()[i];
-        if (layer.absorbed) continue;
+        if (!layer.runs_backward) continue;
         ErrorContext context("layer '" + layer.name + "' (backward)");
         backward_layer(layer, layers_[i]);
     }
@@ -145,9 +145,6 @@ void TrainingStep::backward_layer(const LayerPlan& layer, DeviceLayer& device) {
     void* dx = layer.input_gradient[0] ? gradient(layer.inputs[0]) : nullptr;
     const bool accumulate = layer.accumulate[0];
     void* dy = layer.kind == HB_LAYER_MSE_LOSS ? nullptr : gradient(layer.writes);
-    if (layer.zero_output_gradient && dy)
-        HB_CHECK(
-            cudaMemsetAsync(dy, 0, size_t(layer.out.elements() * element_bytes(storage)), stream_));
     switch (layer.kind) {
         case HB_LAYER_CONV2D:
             convolution_backward(layer, device, x, dx, accumulate, dy);
