@@ -17,8 +17,8 @@ TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
     for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(text, expected + "\n");
     EXPECT_EQ(hr::csv_columns().front(), "schema_version");
-    EXPECT_EQ(hr::csv_columns().back(), "last_loss");
-    EXPECT_EQ(hr::csv_columns().size(), 47u);
+    EXPECT_EQ(hr::csv_columns().back(), "environment_warnings");
+    EXPECT_EQ(hr::csv_columns().size(), 48u);
 }
 
 TEST_F(CsvReporter, RoundTrip) {
@@ -57,6 +57,8 @@ TEST_F(CsvReporter, RoundTrip) {
     EXPECT_EQ(ok.at("flops_per_step"), "123456789012");
     EXPECT_EQ(ok.at("first_loss"), "3.14159265");
     EXPECT_EQ(ok.at("last_loss"), "2.6");
+    EXPECT_EQ(ok.at("environment_warnings"),
+              "cpu_scaling=powersave;gpu_clocks=sw_thermal_slowdown");
 
     const auto& skipped = rows[1];
     EXPECT_EQ(skipped.at("status"), "skipped");
@@ -94,6 +96,13 @@ TEST_F(CsvReporter, NonFiniteLossesAreSpelledOut) {
     EXPECT_EQ(rows[0].at("first_loss"), "-inf");
     EXPECT_EQ(rows[0].at("last_loss"), "nan");
     EXPECT_EQ(rows[0].at("nonfinite_loss"), "true");
+}
+
+TEST_F(CsvReporter, EnvironmentWarningsAreEmptyWhenNoneIsAWarning) {
+    hr::Provenance p = provenance();
+    for (auto& f : p.environment) f.warning = false;
+    report(hr::CsvReporter(path("r.csv")), p, {skipped_run()});
+    EXPECT_EQ(hr::read_csv(path("r.csv"))[0].at("environment_warnings"), "");
 }
 
 TEST_F(CsvReporter, CreatesParentDirectories) {

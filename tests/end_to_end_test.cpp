@@ -79,6 +79,24 @@ TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
     EXPECT_EQ(json["runs"][0]["samples_ms"].size(), 5u);
     EXPECT_EQ(json["runs"][0]["losses"].size(), 5u);
     EXPECT_EQ(json["runs"][0]["warmup_losses"].size(), 1u);
+    // The machine's state is checked (CPU scaling and load; no GPU entry, no GPU check); each
+    // warning is in the row and printed twice: before the run and under the table.
+    const auto& environment = json["provenance"]["environment"];
+    ASSERT_EQ(environment.size(), 2u);
+    EXPECT_EQ(environment[0]["check"], "cpu_scaling");
+    EXPECT_EQ(environment[1]["check"], "load_average");
+    EXPECT_EQ(json["provenance"]["environment_warnings"], row["environment_warnings"]);
+    size_t warnings = 0, printed = 0;
+    for (const auto& f : environment) {
+        if (!f["warning"].get<bool>()) continue;
+        ++warnings;
+        EXPECT_NE(row["environment_warnings"].find(f["check"].get<std::string>() + "="),
+                  std::string::npos);
+    }
+    for (size_t at = r.output.find("***WARNING*** "); at != std::string::npos;
+         at = r.output.find("***WARNING*** ", at + 1))
+        ++printed;
+    EXPECT_EQ(printed, 2 * warnings) << r.output;
     // No temporary file is left beside the results.
     for (const auto& f : fs::directory_iterator(dir.path() / "out"))
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
@@ -205,6 +223,7 @@ TEST(EndToEnd, JsonOutputOfRunIsParseable) {
     auto j = nlohmann::json::parse(r.output);
     EXPECT_EQ(j["runs"][0]["status"], "ok");
     EXPECT_EQ(j["provenance"]["config_name"], "tiny");
+    EXPECT_TRUE(j["provenance"]["environment_warnings"].is_string());
 }
 
 TEST(EndToEnd, ListShowsTheReferencePlugin) {

@@ -16,6 +16,15 @@ TEST_F(JsonSidecarReporter, HoldsTheProvenanceAndEveryRunWhole) {
     EXPECT_EQ(doc.at("schema_version"), hr::kSchemaVersion);
     EXPECT_EQ(doc.at("provenance").at("config_path"), "configs/hourglass8.yaml");
     EXPECT_EQ(doc.at("provenance").at("seed"), 42);
+    const auto& environment = doc.at("provenance").at("environment");
+    ASSERT_EQ(environment.size(), 3u);
+    EXPECT_EQ(environment.at(0).at("check"), "cpu_scaling");
+    EXPECT_EQ(environment.at(0).at("state"), "powersave");
+    EXPECT_EQ(environment.at(0).at("warning"), true);
+    EXPECT_EQ(environment.at(1).at("warning"), false);
+    EXPECT_EQ(environment.at(1).at("message"), "load average 0.10 on 96 CPUs");
+    EXPECT_EQ(doc.at("provenance").at("environment_warnings"),
+              "cpu_scaling=powersave;gpu_clocks=sw_thermal_slowdown");
     ASSERT_EQ(doc.at("runs").size(), 2u);
     expect_same(hr::backend_run_from_json(doc.at("runs").at(0)), full_run());
     EXPECT_EQ(doc.at("runs").at(1).at("message"), "no CUDA device");

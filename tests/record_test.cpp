@@ -18,6 +18,19 @@ TEST(Status, NamesRoundTrip) {
     EXPECT_FALSE(hr::status_from_string("fine").has_value());
 }
 
+TEST(Provenance, EnvironmentWarningsAreTheFindingsThatAreWarnings) {
+    hr::Provenance p;
+    EXPECT_EQ(hr::environment_warnings(p), "");
+    EXPECT_EQ(hr::environment_warning_lines(p), "");
+    p.environment = {{"cpu_scaling", "unknown", "CPU frequency scaling unknown", false},
+                     {"load_average", "3.20", "load average 3.20 on 2 CPUs", true},
+                     {"gpu_processes", "2", "2 other processes on the GPU", true}};
+    EXPECT_EQ(hr::environment_warnings(p), "load_average=3.20;gpu_processes=2");
+    EXPECT_EQ(hr::environment_warning_lines(p),
+              "***WARNING*** load average 3.20 on 2 CPUs\n"
+              "***WARNING*** 2 other processes on the GPU\n");
+}
+
 TEST(BackendRun, FirstAndLastLoss) {
     hr::BackendRun r;
     EXPECT_TRUE(std::isnan(r.first_loss()));

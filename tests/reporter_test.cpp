@@ -121,6 +121,13 @@ TEST_F(FileReporters, EveryFormatShowsTheSameRuns) {
     EXPECT_EQ(stream, expected);
     EXPECT_EQ(lines, expected) << table.str();
     EXPECT_EQ(doc.at("provenance"), streamed.at("provenance"));
+    // The environment's warnings: in every row, in both JSON documents and under the table.
+    for (const auto& row : hr::read_csv(path("r.csv")))
+        EXPECT_EQ(row.at("environment_warnings"), hr::environment_warnings(provenance()));
+    EXPECT_EQ(streamed.at("provenance").at("environment_warnings"),
+              hr::environment_warnings(provenance()));
+    EXPECT_NE(table.str().find(hr::environment_warning_lines(provenance())), std::string::npos)
+        << table.str();
 }
 
 TEST_F(FileReporters, AFileIsRewrittenWholeAfterEveryRun) {

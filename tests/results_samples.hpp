@@ -68,6 +68,10 @@ inline hr::Provenance provenance() {
     p.gpu_driver = "580.65";
     p.seed = 42;
     p.placement = "device";
+    p.environment = {
+        {"cpu_scaling", "powersave", "CPU frequency scaling is enabled (governor powersave)", true},
+        {"load_average", "0.10", "load average 0.10 on 96 CPUs", false},
+        {"gpu_clocks", "sw_thermal_slowdown", "GPU clocks are slowed down", true}};
     return p;
 }
 

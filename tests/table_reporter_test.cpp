@@ -56,6 +56,22 @@ TEST(Table, FlagsNoiseAndNonFiniteLoss) {
     EXPECT_NE(t.find("nan"), std::string::npos) << t;
 }
 
+TEST(Table, EnvironmentWarningsComeUnderTheTable) {
+    const std::string t = table_of({ok_run("reference", {10, 10, 10})});
+    const std::string warnings =
+        "\n***WARNING*** CPU frequency scaling is enabled (governor powersave)\n"
+        "***WARNING*** GPU clocks are slowed down\n";
+    ASSERT_GE(t.size(), warnings.size());
+    EXPECT_EQ(t.substr(t.size() - warnings.size()), warnings) << t;
+    EXPECT_EQ(t.find("load average"), std::string::npos) << t;  // no warning, not shown
+
+    std::ostringstream out;
+    hr::Provenance quiet = provenance();
+    quiet.environment.clear();
+    report(hr::TableReporter(out), quiet, {ok_run("reference", {10, 10, 10})});
+    EXPECT_EQ(out.str().find("WARNING"), std::string::npos) << out.str();
+}
+
 TEST(Table, ColumnsAreAligned) {
     const std::string t =
         table_of({ok_run("a", {1, 1}), ok_run("a-much-longer-name", {1234.5, 1234.5})});

@@ -112,6 +112,7 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     row.push_back(nonzero(r.flops_per_step));
     row.push_back(stepped ? loss(r.first_loss()) : std::string());
     row.push_back(stepped ? loss(r.last_loss()) : std::string());
+    row.push_back(environment_warnings(p));
     return row;
 }
 
@@ -136,6 +137,7 @@ void append_line(std::string& out, const Row& fields) {
 }  // namespace
 
 std::vector<std::string> csv_columns() {
+    // clang-format off
     return {"schema_version", "utc_time",    "harness_version", "git_commit",     "config_name",
             "config_sha256",  "host",        "cpu_model",       "gpu_name",       "gpu_driver",
             "backend",        "plugin",      "plugin_version",  "device",         "options",
@@ -145,7 +147,8 @@ std::vector<std::string> csv_columns() {
             "stddev_ms",      "min_ms",      "max_ms",          "p10_ms",         "p90_ms",
             "iqr_ms",         "cv",          "noisy",           "images_per_s",   "gflops",
             "forward_ms",     "backward_ms", "optimizer_ms",    "peak_memory_mb", "flops_per_step",
-            "first_loss",     "last_loss"};
+            "first_loss",     "last_loss",   "environment_warnings"};
+    // clang-format on
 }
 
 std::string CsvReporter::contents(const Provenance& provenance,

@@ -34,6 +34,23 @@ std::optional<Status> status_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+std::string environment_warnings(const Provenance& p) {
+    std::string out;
+    for (const EnvironmentFinding& f : p.environment) {
+        if (!f.warning) continue;
+        if (!out.empty()) out += ';';
+        out += f.check + '=' + f.state;
+    }
+    return out;
+}
+
+std::string environment_warning_lines(const Provenance& p) {
+    std::string out;
+    for (const EnvironmentFinding& f : p.environment)
+        if (f.warning) out += "***WARNING*** " + f.message + '\n';
+    return out;
+}
+
 double BackendRun::first_loss() const {
     if (!warmup_losses.empty()) return warmup_losses.front();
     if (!losses.empty()) return losses.front();

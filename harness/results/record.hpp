@@ -27,6 +27,15 @@ struct Stats {
 // Samples in milliseconds; batch and flops_per_step turn the median into throughput.
 Stats compute_stats(const std::vector<double>& samples_ms, int64_t batch, int64_t flops_per_step);
 
+// One state of the machine at the start of an invocation that can spoil timings: CPU frequency
+// scaling, load, other GPU processes, GPU clocks (docs/design.md §6).
+struct EnvironmentFinding {
+    std::string check;  // "cpu_scaling", "load_average", "gpu_processes", "gpu_clocks"
+    std::string state;  // short, without ';' or '=': "performance", "powersave", "0.42", "unknown"
+    std::string message;   // a sentence for the console
+    bool warning = false;  // the state spoils timings
+};
+
 // Provenance shared by every row of one invocation.
 struct Provenance {
     std::string utc_time, harness_version, git_commit;
@@ -34,7 +43,15 @@ struct Provenance {
     std::string host, cpu_model, gpu_name, gpu_driver;
     uint64_t seed = 0;
     std::string placement;
+    std::vector<EnvironmentFinding> environment;  // one per check made, in the order made
 };
+
+// The findings that are warnings, as "check=state;check=state" ("" when none): the CSV's
+// environment_warnings.
+std::string environment_warnings(const Provenance& p);
+// The same warnings for a person, one "***WARNING*** message" line each ("" when none): under the
+// console table, and on stderr before the first backend runs.
+std::string environment_warning_lines(const Provenance& p);
 
 struct BackendRun {
     // Identity

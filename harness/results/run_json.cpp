@@ -162,6 +162,12 @@ BackendRun backend_run_from_json(const json& j) {
 }
 
 json to_json(const Provenance& p) {
+    json environment = json::array();
+    for (const EnvironmentFinding& f : p.environment)
+        environment.push_back({{"check", f.check},
+                               {"state", f.state},
+                               {"warning", f.warning},
+                               {"message", f.message}});
     return {{"utc_time", p.utc_time},
             {"harness_version", p.harness_version},
             {"git_commit", p.git_commit},
@@ -173,7 +179,9 @@ json to_json(const Provenance& p) {
             {"gpu_name", p.gpu_name},
             {"gpu_driver", p.gpu_driver},
             {"seed", p.seed},
-            {"placement", p.placement}};
+            {"placement", p.placement},
+            {"environment", environment},
+            {"environment_warnings", environment_warnings(p)}};
 }
 
 std::string json_text(const nlohmann::json& j, int indent) {

@@ -123,6 +123,8 @@ std::string format_table(const std::vector<BackendRun>& runs) {
 
 void TableReporter::finalize(const std::vector<BackendRun>& runs) {
     out_ << format_table(runs);
+    const std::string warnings = environment_warning_lines(provenance_);
+    if (!warnings.empty()) out_ << '\n' << warnings;
 }
 
 }  // namespace harness::results

@@ -1,9 +1,11 @@
 #include "run/provenance.hpp"
 
 #include "harness/version.hpp"
+#include "run/environment.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <ctime>
 #include <filesystem>
@@ -59,6 +61,13 @@ std::string nvidia_driver_version(const std::string& nvrm_version) {
     return "";
 }
 
+std::string first_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return trim(line);
+}
+
 std::string utc_now_iso8601() {
     std::time_t now = std::time(nullptr);
     std::tm tm{};
@@ -87,6 +96,9 @@ results::Provenance collect_provenance(const config::RunConfig& config) {
     read_gpu(p);
     p.seed = config.seed;
     p.placement = config::to_string(config.placement);
+    const bool gpu = std::any_of(config.backends.begin(), config.backends.end(),
+                                 [](const config::BackendEntry& e) { return e.device != "cpu"; });
+    p.environment = check_environment("/", gpu);
     return p;
 }
 

@@ -44,7 +44,11 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
                         results::Reporter& reporter) {
     install_interrupt_handler();
     RunOutcome outcome;
-    reporter.report_context(collect_provenance(config));
+    const results::Provenance provenance = collect_provenance(config);
+    // Before the first backend, so that a user can stop a run whose timings would be spoilt.
+    if (request.announce)
+        std::fputs(results::environment_warning_lines(provenance).c_str(), stderr);
+    reporter.report_context(provenance);
     ScratchDir scratch;
     const size_t count = request.entries.size();
     for (size_t i = 0; i < count; ++i) {
