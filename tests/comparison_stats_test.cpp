@@ -2,6 +2,7 @@
 // Mann-Whitney U test against SciPy 1.17's scipy.stats.mannwhitneyu and against an enumeration of
 // every ordering; the bootstrap interval against ratios known by construction.
 #include "results/comparison_stats.hpp"
+#include "results_samples.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@ namespace hr = harness::results;
 
 namespace {
 
+using harness::testing::evenly_spread;
 using Method = hr::MannWhitneyMethod;
 
 // SciPy's documentation example (Mann and Whitney 1947): mannwhitneyu(males, females) gives
@@ -111,16 +113,9 @@ TEST(MannWhitney, IdenticalSamplesGiveOneAndEmptyOnesNothing) {
     EXPECT_TRUE(std::isnan(hr::mann_whitney_u({}, x).p));
 }
 
-// n values spread evenly over [center - half_width, center + half_width].
-std::vector<double> spread(double center, double half_width, int n) {
-    std::vector<double> v;
-    for (int i = 0; i < n; ++i) v.push_back(center - half_width + 2 * half_width * i / (n - 1));
-    return v;
-}
-
 TEST(Bootstrap, WellSeparatedSamplesGiveAnIntervalAroundTheTrueRatio) {
     // Shuffled so that the order of the steps carries nothing.
-    std::vector<double> slow = spread(150, 5, 21), fast = spread(100, 4, 21);
+    std::vector<double> slow = evenly_spread(150, 5, 21), fast = evenly_spread(100, 4, 21);
     std::reverse(slow.begin(), slow.end());
     std::rotate(fast.begin(), fast.begin() + 7, fast.end());
     const hr::Comparison c = hr::compare({{slow, fast}}, "separated");
@@ -165,7 +160,7 @@ TEST(Bootstrap, SamplesFromOneDistributionShowNoSignificantDifference) {
     EXPECT_EQ(same.p, 1);
     // Two samples of one distribution: the even and the odd steps of one run.
     std::vector<double> even, odd;
-    const std::vector<double> run = spread(20, 2, 40);
+    const std::vector<double> run = evenly_spread(20, 2, 40);
     for (size_t i = 0; i < run.size(); ++i) (i % 2 ? odd : even).push_back(run[i]);
     const hr::Comparison halves = hr::compare({{even, odd}}, "halves");
     EXPECT_FALSE(halves.significant());
@@ -247,8 +242,8 @@ TEST(Bootstrap, RoundsCompareEachRunWithTheBaselineOfItsRound) {
     std::vector<hr::Round> rounds;
     for (double scale : {1.0, 1.3, 0.8}) {
         hr::Round r;
-        for (double v : spread(100, 6, 15)) r.baseline_ms.push_back(scale * v);
-        for (double v : spread(150, 9, 15)) r.ms.push_back(scale * v);
+        for (double v : evenly_spread(100, 6, 15)) r.baseline_ms.push_back(scale * v);
+        for (double v : evenly_spread(150, 9, 15)) r.ms.push_back(scale * v);
         rounds.push_back(r);
     }
     const hr::Comparison c = hr::compare(rounds, "drift");
@@ -276,8 +271,10 @@ TEST(GeometricMean, OfKnownRatios) {
 
 TEST(GeometricMean, ItsIntervalCombinesTheConfigsResamples) {
     // Two configs, the run 1.5 and 1.2 times the baseline: the geometric mean is sqrt(1.8).
-    const hr::Comparison a = hr::compare({{spread(150, 9, 15), spread(100, 6, 15)}}, "a"),
-                         b = hr::compare({{spread(120, 6, 15), spread(100, 5, 15)}}, "b");
+    const hr::Comparison a = hr::compare({{evenly_spread(150, 9, 15), evenly_spread(100, 6, 15)}},
+                                         "a"),
+                         b = hr::compare({{evenly_spread(120, 6, 15), evenly_spread(100, 5, 15)}},
+                                         "b");
     const hr::GeometricMean g = hr::geometric_mean({&a, &b});
     EXPECT_NEAR(g.ratio, std::sqrt(1.8), 1e-12);
     EXPECT_TRUE(g.ratio_interval.contains(std::sqrt(1.8)));

@@ -1,6 +1,7 @@
 // The Markdown report of `harness report`: the ratios to the baseline, with their intervals and
 // p-values where the steps are known, per round and over rounds and configs (docs/statistics.md).
 #include "results/markdown_report.hpp"
+#include "results_samples.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,11 +23,9 @@ hr::CsvRow row(const std::string& config, const std::string& backend, double med
             {"utc_time", "2026-11-30T12:00:00Z"}};
 }
 
-// n steps spread evenly over [center - half_width, center + half_width].
-std::vector<double> steps(double center, double half_width, int n = 11) {
-    std::vector<double> v;
-    for (int i = 0; i < n; ++i) v.push_back(center - half_width + 2 * half_width * i / (n - 1));
-    return v;
+// 11 steps spread evenly over [center - half_width, center + half_width].
+std::vector<double> steps(double center, double half_width) {
+    return harness::testing::evenly_spread(center, half_width, 11);
 }
 
 // One file of config `config`: the baseline "base" at 100 ms and "slow" at `slow` ms.

@@ -30,7 +30,8 @@ struct Interval {
 
 enum class MannWhitneyMethod {
     automatic,  // exact without ties when both samples have at most kMannWhitneyExactLimit values
-    exact,      // the exact null distribution of U (ties are not allowed for)
+    exact,      // the exact null distribution of U (ties are not allowed for; its table of
+                // counts has (n + 1)(m n + 1) entries: for small samples)
     normal,     // the normal approximation with tie and continuity corrections
 };
 
