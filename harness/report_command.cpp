@@ -61,21 +61,31 @@ std::string draw_charts(const std::vector<results::Chart>& charts, const fs::pat
 }  // namespace
 
 int report_command(const ReportArgs& args) {
+    std::vector<results::ResultsFile> files;
     std::vector<results::CsvRow> rows;
     std::vector<results::StepSamples> samples;
     try {
         for (const auto& csv : args.csvs) {
-            auto file_rows = results::read_csv(csv);
-            rows.insert(rows.end(), file_rows.begin(), file_rows.end());
-            if (args.charts.empty()) continue;
-            auto file_samples = results::read_step_samples(csv);
+            results::ResultsFile& file = files.emplace_back();
+            file.rows = results::read_csv(csv);
+            rows.insert(rows.end(), file.rows.begin(), file.rows.end());
+            std::vector<results::StepSamples> file_samples;
+            try {
+                file_samples = results::read_step_samples(csv);
+            } catch (const std::exception& e) {
+                if (!args.charts.empty()) throw;  // the charts need every sample
+                std::fprintf(stderr,
+                             "harness report: %s; its rows are compared without intervals\n",
+                             e.what());
+            }
+            for (const auto& s : file_samples) file.steps_ms[s.backend] = s.ms;
             samples.insert(samples.end(), file_samples.begin(), file_samples.end());
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
         return kExitUsage;
     }
-    std::string markdown = results::markdown_report(rows, {args.baseline, args.attainable_gflops});
+    std::string markdown = results::markdown_report(files, {args.baseline, args.attainable_gflops});
     if (!args.charts.empty()) {
         std::vector<results::Chart> charts = results::step_time_charts(rows);
         for (auto& c : results::phase_charts(rows)) charts.push_back(std::move(c));

@@ -84,9 +84,10 @@ TEST(PhaseCharts, SharesOfThePhasesOfRowsThatReportThem) {
 }
 
 TEST(SampleCharts, OneDataBlockPerRun) {
-    const std::vector<hr::StepSamples> samples = {{"tiny", "reference (cpu, fp32)", {1.5, 2.5}},
-                                                  {"tiny", "onednn (cpu, fp32)", {3}},
-                                                  {"hg8", "cudnn (cuda:0, bf16)", {20, 21}}};
+    const std::vector<hr::StepSamples> samples = {
+        {"tiny", "reference (cpu, fp32)", {1.5, 2.5}, "reference"},
+        {"tiny", "onednn (cpu, fp32)", {3}, "onednn"},
+        {"hg8", "cudnn (cuda:0, bf16)", {20, 21}, "cudnn"}};
     const auto charts = hr::sample_charts(samples);
     ASSERT_EQ(charts.size(), 2u);
     const hr::Chart& tiny = charts[1];
@@ -125,6 +126,7 @@ TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
     ASSERT_EQ(samples.size(), 1u);
     EXPECT_EQ(samples[0].config, "tiny");
     EXPECT_EQ(samples[0].label, "reference (cpu, fp32)");
+    EXPECT_EQ(samples[0].backend, "reference");
     EXPECT_EQ(samples[0].ms, (std::vector<double>{1, 2, 3}));
 }
 

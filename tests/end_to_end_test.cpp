@@ -251,6 +251,11 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
     // Timing noise may append " (noisy)" to the status.
     EXPECT_NE(r.output.find("| reference | cpu | ok"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(" 1.00x |"), std::string::npos) << r.output;
+    // The other row, from its steps in the JSON sidecar: an interval and a p-value.
+    EXPECT_NE(r.output.find("| reference-1thread | cpu | ok"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("x ["), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("], p = "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[95% bootstrap interval]"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("- config: check"), std::string::npos) << r.output;
 
     // Each row's rate as a fraction of the machine's attainable rate; that rate must be positive.
@@ -264,6 +269,13 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
               0);
     EXPECT_TRUE(fs::exists(dir / "a.md"));
     EXPECT_EQ(run_harness("report " + (dir / "missing.csv")).exit_code, 2);
+
+    // A broken sidecar leaves the rows, compared without intervals.
+    std::ofstream(dir.path() / "a.json") << "{";
+    r = run_harness("report " + (dir / "a.csv") + " --baseline reference");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("compared without intervals"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("x ["), std::string::npos) << r.output;
 }
 
 bool gnuplot_installed() {

@@ -183,4 +183,11 @@ inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
     EXPECT_EQ(s.noisy, t.noisy);
 }
 
+// n steps spread evenly over [center - half_width, center + half_width].
+inline std::vector<double> evenly_spread(double center, double half_width, int n) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(center - half_width + 2 * half_width * i / (n - 1));
+    return v;
+}
+
 }  // namespace harness::testing

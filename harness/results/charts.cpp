@@ -97,8 +97,8 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
         for (const auto& r : j.at("runs")) {
             const BackendRun run = backend_run_from_json(r);
             if (run.samples_ms.empty()) continue;
-            out.push_back(
-                {config, label_of(run.backend, run.device, run.math_mode), run.samples_ms});
+            out.push_back({config, label_of(run.backend, run.device, run.math_mode), run.samples_ms,
+                           run.backend});
         }
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path.string() + ": not a results sidecar: " + e.what());

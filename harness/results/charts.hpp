@@ -21,6 +21,7 @@ struct StepSamples {
     std::string config;
     std::string label;  // backend, device, math mode
     std::vector<double> ms;
+    std::string backend;
 };
 
 // The runs with samples in the JSON sidecar of a result CSV (the CSV's path with .json); none

@@ -1,8 +1,12 @@
 #include "results/markdown_report.hpp"
 
+#include "results/comparison_stats.hpp"
+
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
+#include <utility>
 
 namespace harness::results {
 
@@ -30,11 +34,163 @@ std::string cell(std::string s) {
     return s;
 }
 
+bool is_ok(const CsvRow& r) {
+    return text_of(r, "status") == "ok";
+}
+
+// What a comparison's bootstrap draws from (docs/statistics.md): the config, the two backends and,
+// for one round, the row's time.
+std::string stream_of(const CsvRow& row, const std::string& baseline, const std::string& round) {
+    return text_of(row, "config_sha256") + " " + text_of(row, "backend") + " vs " + baseline +
+           (round.empty() ? "" : " at " + round);
+}
+
+// Three decimals, so that a bound close to 1 shows on which side of it it lies.
+std::string ratio_and_interval(double ratio, const Interval& i) {
+    return i.known() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", ratio, i.lo, i.hi)
+                     : fmt::format("{:.2f}x", ratio);
+}
+
+std::string p_text(double p) {
+    return p < 0.001 ? "< 0.001" : fmt::format("{:.2g}", p);
+}
+
+// "1.472x [1.431, 1.502], p < 0.001", or "..., p = 0.41, no significant difference".
+std::string ratio_text(const Comparison& c) {
+    std::string s = ratio_and_interval(c.ratio, c.ratio_interval);
+    if (!std::isnan(c.p)) s += c.p < 0.001 ? ", p < 0.001" : ", p = " + p_text(c.p);
+    if (c.ratio_interval.known() && !c.significant()) s += ", no significant difference";
+    return s;
+}
+
+std::string verdict(const Interval& ratio_interval) {
+    if (!ratio_interval.known()) return "";
+    if (ratio_interval.lo > 1) return "slower";
+    if (ratio_interval.hi < 1) return "faster";
+    return "no significant difference";
+}
+
+// The baseline's ok rows: of each (file, config), and the last one of each config.
+class Baselines {
+public:
+    Baselines(const std::vector<ResultsFile>& files, const std::string& baseline) {
+        if (baseline.empty()) return;
+        for (size_t f = 0; f < files.size(); ++f)
+            for (const auto& r : files[f].rows)
+                if (text_of(r, "backend") == baseline && is_ok(r)) {
+                    in_file_[{f, text_of(r, "config_sha256")}] = &r;
+                    last_[text_of(r, "config_sha256")] = {f, &r};
+                }
+    }
+    // The baseline row for `row` of file `f` and the file it is in; none when there is none.
+    std::pair<size_t, const CsvRow*> for_row(size_t f, const CsvRow& row) const {
+        const std::string config = text_of(row, "config_sha256");
+        auto same_file = in_file_.find({f, config});
+        if (same_file != in_file_.end()) return {f, same_file->second};
+        auto any = last_.find(config);
+        return any == last_.end() ? std::pair<size_t, const CsvRow*>{0, nullptr} : any->second;
+    }
+    // Only the baseline row of the same file.
+    const CsvRow* in_file(size_t f, const CsvRow& row) const {
+        auto it = in_file_.find({f, text_of(row, "config_sha256")});
+        return it == in_file_.end() ? nullptr : it->second;
+    }
+
+private:
+    std::map<std::pair<size_t, std::string>, const CsvRow*> in_file_;
+    std::map<std::string, std::pair<size_t, const CsvRow*>> last_;
+};
+
+const std::vector<double>* steps_of(const ResultsFile& file, const CsvRow& row) {
+    auto it = file.steps_ms.find(text_of(row, "backend"));
+    return it == file.steps_ms.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+// The "vs baseline" cell of row `r` of file `f`.
+std::string baseline_cell(const std::vector<ResultsFile>& files, size_t f, const CsvRow& r,
+                          const Baselines& baselines, const std::string& baseline) {
+    const auto [bf, b] = baselines.for_row(f, r);
+    const double ms = number_of(r, "median_ms");
+    if (b == nullptr || ms <= 0 || !is_ok(r)) return "";
+    const std::vector<double>* steps = steps_of(files[f], r);
+    const std::vector<double>* baseline_steps = steps_of(files[bf], *b);
+    if (b == &r || steps == nullptr || baseline_steps == nullptr)
+        return fmt::format("{:.2f}x", ms / number_of(*b, "median_ms"));
+    return ratio_text(
+        compare({{*steps, *baseline_steps}}, stream_of(r, baseline, text_of(r, "utc_time"))));
+}
+
+// Each backend against the baseline over every round of its config, and its geometric mean over
+// the configs; "" unless a config has several rounds or there are several configs.
+std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& baselines,
+                        const std::string& baseline) {
+    struct Group {
+        const CsvRow* first;  // names the config and the backend
+        std::vector<Round> rounds;
+        Comparison comparison;
+    };
+    std::vector<Group> groups;
+    std::map<std::pair<std::string, std::string>, size_t> index;  // (config, backend) -> group
+    std::set<std::string> configs;
+    bool several_rounds = false;
+    for (size_t f = 0; f < files.size(); ++f)
+        for (const auto& r : files[f].rows) {
+            const CsvRow* b = baselines.in_file(f, r);
+            if (!is_ok(r) || b == nullptr || b == &r) continue;
+            const std::vector<double>* steps = steps_of(files[f], r);
+            const std::vector<double>* baseline_steps = steps_of(files[f], *b);
+            if (steps == nullptr || baseline_steps == nullptr) continue;
+            const std::pair key{text_of(r, "config_sha256"), text_of(r, "backend")};
+            auto [it, added] = index.emplace(key, groups.size());
+            if (added) groups.push_back({&r, {}, {}});
+            groups[it->second].rounds.push_back({*steps, *baseline_steps});
+            several_rounds = several_rounds || groups[it->second].rounds.size() > 1;
+            configs.insert(key.first);
+        }
+    if (!several_rounds && configs.size() < 2) return "";
+
+    std::string out = fmt::format(
+        "\n**Against {0} over every round given**: per config, the geometric mean of the rounds' "
+        "ratios of medians, its 95% bootstrap interval over rounds and steps, and the "
+        "Mann-Whitney p over every step; with several configs, each backend's geometric mean "
+        "over them (docs/statistics.md).\n\n"
+        "| config | backend | rounds | vs {0} [95% interval] | p | |\n"
+        "|---|---|---:|---:|---:|---|\n",
+        cell(baseline));
+    std::map<std::string, std::vector<const Comparison*>> by_backend;
+    std::vector<std::string> backends;  // in order of appearance
+    for (auto& g : groups) {
+        g.comparison = compare(g.rounds, stream_of(*g.first, baseline, ""));
+        const Comparison& c = g.comparison;
+        const std::string backend = text_of(*g.first, "backend");
+        out +=
+            fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(text_of(*g.first, "config_name")),
+                        cell(backend), c.rounds, ratio_and_interval(c.ratio, c.ratio_interval),
+                        p_text(c.p), verdict(c.ratio_interval));
+        if (by_backend[backend].empty()) backends.push_back(backend);
+        by_backend[backend].push_back(&c);
+    }
+    for (const auto& backend : backends) {
+        if (by_backend[backend].size() < 2) continue;
+        const GeometricMean g = geometric_mean(by_backend[backend]);
+        out += fmt::format("| geometric mean of {} configs | {} | | {} | | {} |\n", g.comparisons,
+                           cell(backend), ratio_and_interval(g.ratio, g.ratio_interval),
+                           verdict(g.ratio_interval));
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions& options) {
+    return markdown_report(std::vector<ResultsFile>{{rows, {}}}, options);
+}
+
+std::string markdown_report(const std::vector<ResultsFile>& files, const ReportOptions& options) {
     const std::string& baseline = options.baseline;
     const bool attainable = options.attainable_gflops > 0;
+    std::vector<CsvRow> rows;
+    for (const auto& f : files) rows.insert(rows.end(), f.rows.begin(), f.rows.end());
     std::string out;
     out += fmt::format("- config: {} (sha256 {})\n", distinct(rows, "config_name"),
                        distinct(rows, "config_sha256").substr(0, 16));
@@ -44,10 +200,7 @@ std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions
     out += fmt::format("- harness {} at {}, {}\n\n", distinct(rows, "harness_version"),
                        distinct(rows, "git_commit"), distinct(rows, "utc_time"));
 
-    std::map<std::string, double> baseline_ms;  // config_sha256 -> median
-    for (const auto& r : rows)
-        if (!baseline.empty() && text_of(r, "backend") == baseline && text_of(r, "status") == "ok")
-            baseline_ms[text_of(r, "config_sha256")] = number_of(r, "median_ms");
+    const Baselines baselines(files, baseline);
 
     out +=
         "| backend | device | status | check | math | threads | median ms | IQR ms | "
@@ -57,31 +210,38 @@ std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions
     out += "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|";
     if (attainable) out += "---:|";
     out += baseline.empty() ? "\n" : "---:|\n";
-    for (const auto& r : rows) {
-        std::string status = text_of(r, "status");
-        if (!text_of(r, "message").empty()) status += ": " + text_of(r, "message");
-        if (text_of(r, "noisy") == "true") status += " (noisy)";
-        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                           cell(text_of(r, "backend")), cell(text_of(r, "device")), cell(status),
-                           text_of(r, "check"), text_of(r, "math_mode"), text_of(r, "threads"),
-                           fixed(r, "median_ms", 2), fixed(r, "iqr_ms", 2),
-                           fixed(r, "images_per_s", 1), fixed(r, "gflops", 1),
-                           fixed(r, "peak_memory_mb", 0), text_of(r, "first_loss"),
-                           text_of(r, "last_loss"));
-        if (attainable) {
-            const double gflops = number_of(r, "gflops");
-            out += gflops > 0 ? fmt::format(" {:.1f}% |", 100 * gflops / options.attainable_gflops)
-                              : " |";
+    bool intervals = false;
+    for (size_t f = 0; f < files.size(); ++f)
+        for (const auto& r : files[f].rows) {
+            std::string status = text_of(r, "status");
+            if (!text_of(r, "message").empty()) status += ": " + text_of(r, "message");
+            if (text_of(r, "noisy") == "true") status += " (noisy)";
+            out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                               cell(text_of(r, "backend")), cell(text_of(r, "device")),
+                               cell(status), text_of(r, "check"), text_of(r, "math_mode"),
+                               text_of(r, "threads"), fixed(r, "median_ms", 2),
+                               fixed(r, "iqr_ms", 2), fixed(r, "images_per_s", 1),
+                               fixed(r, "gflops", 1), fixed(r, "peak_memory_mb", 0),
+                               text_of(r, "first_loss"), text_of(r, "last_loss"));
+            if (attainable) {
+                const double gflops = number_of(r, "gflops");
+                out += gflops > 0
+                           ? fmt::format(" {:.1f}% |", 100 * gflops / options.attainable_gflops)
+                           : " |";
+            }
+            if (!baseline.empty()) {
+                const std::string ratio = baseline_cell(files, f, r, baselines, baseline);
+                intervals = intervals || ratio.find('[') != std::string::npos;
+                out += ratio.empty() ? " |" : " " + ratio + " |";
+            }
+            out += "\n";
         }
-        if (!baseline.empty()) {
-            auto b = baseline_ms.find(text_of(r, "config_sha256"));
-            const double ms = number_of(r, "median_ms");
-            out += (b != baseline_ms.end() && ms > 0 && text_of(r, "status") == "ok")
-                       ? fmt::format(" {:.2f}x |", ms / b->second)
-                       : " |";
-        }
-        out += "\n";
-    }
+    if (intervals)
+        out += fmt::format(
+            "\nvs {}: median time per step over the baseline's in the same file, [95% bootstrap "
+            "interval], p: Mann-Whitney U test (docs/statistics.md).\n",
+            cell(baseline));
+    if (!baseline.empty()) out += over_rounds(files, baselines, baseline);
     return out;
 }
 

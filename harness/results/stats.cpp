@@ -1,3 +1,5 @@
+#include "results/stats.hpp"
+
 #include "results/record.hpp"
 
 #include <algorithm>
@@ -6,9 +8,6 @@
 
 namespace harness::results {
 
-namespace {
-
-// Linear interpolation between order statistics (numpy's default, Hyndman & Fan type 7).
 // Google Benchmark's statistics give only mean/median/stddev/cv over repetitions, so the
 // per-sample percentiles are computed here.
 double percentile(const std::vector<double>& sorted, double p) {
@@ -18,6 +17,8 @@ double percentile(const std::vector<double>& sorted, double p) {
     const double frac = h - static_cast<double>(lo);
     return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
+
+namespace {
 
 double sample_stddev(const std::vector<double>& xs, double mean) {
     if (xs.size() < 2) return 0;
