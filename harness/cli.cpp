@@ -56,7 +56,8 @@ int main_cli(int argc, char** argv) {
         ->required()
         ->check(CLI::ExistingFile);
     report_cmd->add_option("--baseline", report.baseline,
-                           "Add a column: each median divided by this backend's median");
+                           "Add a column: each median over this backend's median in the same "
+                           "file, with its 95% interval and Mann-Whitney p (docs/statistics.md)");
     report_cmd
         ->add_option("--attainable", report.attainable_gflops,
                      "Add a column: each row's GFLOP/s as a fraction of this attainable rate")
