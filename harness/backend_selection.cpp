@@ -5,14 +5,15 @@
 
 namespace harness {
 
-std::vector<int> select_entries(const config::RunConfig& config, const std::string& names) {
+std::vector<int> select_entries(const config::RunConfig& config,
+                                const std::optional<std::string>& names) {
     std::vector<int> entries;
-    if (names.empty()) {
+    if (!names) {
         for (size_t i = 0; i < config.backends.size(); ++i) entries.push_back(static_cast<int>(i));
         return entries;
     }
     std::set<int> chosen;
-    std::stringstream ss(names);
+    std::stringstream ss(*names);
     std::string name;
     while (std::getline(ss, name, ',')) {
         if (name.empty()) continue;
@@ -29,7 +30,7 @@ std::vector<int> select_entries(const config::RunConfig& config, const std::stri
                              " (it has: " + known + ")");
         }
     }
-    if (chosen.empty()) throw UsageError("--backends: no backend named");
+    if (chosen.empty()) throw UsageError("--backends: no backend named (empty list)");
     return {chosen.begin(), chosen.end()};  // config order
 }
 

@@ -2,6 +2,7 @@
 
 #include "config/config.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,8 +15,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// The config entries named in `names` (comma-separated; empty = all), in config order.
-// Throws UsageError naming the unknown backend and the ones the config has.
-std::vector<int> select_entries(const config::RunConfig& config, const std::string& names);
+// The config entries named in `names` (comma-separated; absent = all), in config order. Throws
+// UsageError naming an unknown backend and the ones the config has, or when `names` names none
+// (an empty --backends is an unset variable, not "all").
+std::vector<int> select_entries(const config::RunConfig& config,
+                                const std::optional<std::string>& names);
 
 }  // namespace harness

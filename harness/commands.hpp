@@ -3,6 +3,7 @@
 
 #include "exit_codes.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@ namespace harness {
 
 struct RunArgs {
     std::string config;
-    std::string backends;  // comma-separated entry names; empty = all
+    std::optional<std::string> backends;  // comma-separated entry names; absent = all
     int iterations = -1, warmup = -1;
     std::string output;
     std::string dump_dir;
@@ -20,7 +21,7 @@ int run_command(const RunArgs& args);
 
 struct CheckArgs {
     std::string config;
-    std::string backends;
+    std::optional<std::string> backends;  // as in RunArgs
     std::string baseline = "reference";
     int steps = 2;
     bool json = false;

@@ -192,6 +192,19 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
     EXPECT_EQ(run_harness("run /nonexistent.yaml").exit_code, 2);
 }
 
+// An empty --backends (an unset shell variable) selects nothing: a usage error, not every backend.
+TEST(EndToEnd, AnEmptyBackendListIsAUsageError) {
+    TempDir dir;
+    const std::string output = " --output " + (dir / "x.csv");
+    for (const std::string& command :
+         {"run " + config("tiny.yaml") + output, "check " + config("tiny.yaml")}) {
+        auto r = run_harness(command + " --backends ''");
+        EXPECT_EQ(r.exit_code, 2) << command << ": " << r.output;
+        EXPECT_NE(r.output.find("--backends: no backend named"), std::string::npos) << r.output;
+    }
+    EXPECT_FALSE(fs::exists(dir / "x.csv"));
+}
+
 TEST(EndToEnd, EveryCommandHasHelp) {
     for (const char* cmd : {"", "run ", "check ", "list ", "info ", "report "}) {
         auto r = run_harness(std::string(cmd) + "--help");
