@@ -455,13 +455,7 @@ TEST(CudnnKernelMath, RmsPropMatchesReference) {
                 std::vector<float> mine = p;
                 auto state = reference::make_rmsprop_state<float>(o, n);
                 std::vector<float> v(n, o.initial_square_average), b(n, 0.0f);
-                math::RmsPropParams params;
-                params.learning_rate = o.learning_rate;
-                params.alpha = o.alpha;
-                params.eps = o.eps;
-                params.momentum = o.momentum;
-                params.weight_decay = o.weight_decay;
-                params.torch = o.variant == HB_RMSPROP_TORCH;
+                const math::RmsPropParams params = math::rmsprop_params(o);
                 for (int step = 0; step < 3; ++step) {
                     reference::rmsprop_update(pool, o, n, p.data(), g.data(), state);
                     for (int i = 0; i < n; ++i)

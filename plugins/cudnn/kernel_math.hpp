@@ -2,6 +2,8 @@
 // and the CPU tests so that both check the same code.
 #pragma once
 
+#include "hb/plugin.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -82,6 +84,17 @@ struct RmsPropParams {
     float learning_rate = 0, alpha = 0, eps = 0, momentum = 0, weight_decay = 0;
     bool torch = true;  // eps outside the square root (torch) or inside (tensorflow)
 };
+
+inline RmsPropParams rmsprop_params(const hb_optimizer& o) {
+    RmsPropParams p;
+    p.learning_rate = o.learning_rate;
+    p.alpha = o.alpha;
+    p.eps = o.eps;
+    p.momentum = o.momentum;
+    p.weight_decay = o.weight_decay;
+    p.torch = o.variant == HB_RMSPROP_TORCH;
+    return p;
+}
 
 // One RMSProp step of one parameter; `buffer` (the momentum buffer) is used only with momentum.
 HB_HD inline void rmsprop_element(const RmsPropParams& p, float& param, float grad,

@@ -40,17 +40,9 @@ void TrainingStep::backward(const float* target) {
 
 void TrainingStep::optimize() {
     ErrorContext context("the RMSProp update");
-    const hb_optimizer& o = settings_.optimizer;
-    math::RmsPropParams p;
-    p.learning_rate = o.learning_rate;
-    p.alpha = o.alpha;
-    p.eps = o.eps;
-    p.momentum = o.momentum;
-    p.weight_decay = o.weight_decay;
-    p.torch = o.variant == HB_RMSPROP_TORCH;
     kernels::rmsprop(parameters_.floats(), gradients_.floats(), square_averages_.floats(),
-                     momentum_.floats(), weights_.update_copy(), plan_->parameter_floats(), p,
-                     stream_);
+                     momentum_.floats(), weights_.update_copy(), plan_->parameter_floats(),
+                     math::rmsprop_params(settings_.optimizer), stream_);
 }
 
 void TrainingStep::parameters_changed() {
