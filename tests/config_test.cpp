@@ -212,6 +212,7 @@ TEST(LoadConfig, Defaults) {
     EXPECT_EQ(c.backends[0].warmup, -1);
     EXPECT_EQ(c.backends[0].iterations, -1);
     EXPECT_EQ(c.backends[0].timeout_s, -1);
+    EXPECT_EQ(c.backends[0].placement, HB_PLACEMENT_DEVICE);
 }
 
 TEST(LoadConfig, TensorflowVariantDefaults) {
@@ -265,7 +266,9 @@ TEST(LoadConfig, EveryKeySet) {
                                                         {"empty", ""}};
     EXPECT_EQ(c.backends[0].options, options);
     EXPECT_EQ(c.backends[0].line, 32);
+    EXPECT_EQ(c.backends[0].placement, HB_PLACEMENT_HOST);  // data.placement
     expect_backend(c.backends[1], "libtorch", "libtorch", "cuda:1");
+    EXPECT_EQ(c.backends[1].placement, HB_PLACEMENT_DEVICE);  // its own
     EXPECT_EQ(c.backends[1].warmup, 0);
     EXPECT_EQ(c.backends[1].iterations, 7);
     EXPECT_EQ(c.backends[1].timeout_s, 30);
@@ -343,6 +346,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"bad_range_override.yaml",
                   ":3:17: key 'backends[0].iterations': expected an integer in [1, 1000000], got "
                   "'0'"},
+        BadConfig{"bad_backend_placement.yaml",
+                  ":4:16: key 'backends[1].placement': expected 'device' or 'host', got 'gpu'"},
         BadConfig{"bad_odd_features.yaml",
                   ":2:13: key 'model.features': expected an even integer in [2, 2048], got '255'"},
         BadConfig{"bad_bool.yaml",
