@@ -66,6 +66,9 @@ int main_cli(int argc, char** argv) {
     report_cmd->add_option("--charts", report.charts,
                            "Draw SVG charts (and their gnuplot scripts and data) in this folder "
                            "and link them from the Markdown; needs gnuplot");
+    report_cmd->add_flag("--explain", report.explain,
+                         "Add a table: what each entry's one change from its base entry (the "
+                         "first of its plugin and device) costs, in ms and %");
 
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");

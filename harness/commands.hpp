@@ -33,7 +33,8 @@ struct ReportArgs {
     std::string baseline;  // backend name the others are compared with; empty = none
     std::string output;    // Markdown file; empty = stdout
     double attainable_gflops = 0;
-    std::string charts;  // folder for gnuplot charts; empty = none
+    std::string charts;    // folder for gnuplot charts; empty = none
+    bool explain = false;  // also what each entry's one change from its base costs
 };
 int report_command(const ReportArgs& args);
 

@@ -3,6 +3,7 @@
 #include "results/atomic_file.hpp"
 #include "results/charts.hpp"
 #include "results/csv_reader.hpp"
+#include "results/explain_report.hpp"
 #include "results/markdown_report.hpp"
 #include "run/child_process.hpp"
 
@@ -86,6 +87,7 @@ int report_command(const ReportArgs& args) {
         return kExitUsage;
     }
     std::string markdown = results::markdown_report(files, {args.baseline, args.attainable_gflops});
+    if (args.explain) markdown += results::explain_report(files);
     if (!args.charts.empty()) {
         std::vector<results::Chart> charts = results::step_time_charts(rows);
         for (auto& c : results::phase_charts(rows)) charts.push_back(std::move(c));

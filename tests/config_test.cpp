@@ -64,6 +64,51 @@ void expect_backend(const hc::BackendEntry& b, const std::string& name, const st
     EXPECT_EQ(b.device, device);
 }
 
+// What an ablation entry changes from its base (the first entry of its plugin and device): each
+// option whose value differs or that only one of them sets, and the placement.
+std::vector<std::string> changed(const hc::BackendEntry& base, const hc::BackendEntry& entry) {
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : entry.options) {
+        auto b = base.options.find(key);
+        if (b == base.options.end() || b->second != value) keys.push_back(key);
+    }
+    for (const auto& kv : base.options)
+        if (entry.options.count(kv.first) == 0) keys.push_back(kv.first);
+    if (base.placement != entry.placement) keys.push_back("placement");
+    return keys;
+}
+
+// An ablation config NAME.yaml: hourglassSTACKS.yaml's network and optimizer, its data on the
+// device (an entry may set its own placement).
+hc::RunConfig load_ablation(const std::string& name, int stacks) {
+    hc::RunConfig c = hc::load_config(shipped(name + ".yaml"));
+    EXPECT_EQ(c.name, name);
+    expect_seed_model(c.model, stacks);
+    expect_rmsprop_torch(c.optimizer);
+    EXPECT_EQ(c.placement, HB_PLACEMENT_DEVICE);
+    return c;
+}
+
+// Each entry of an ablation config changes exactly one thing from its base; returns the entries'
+// changes in order ("" for a base).
+std::vector<std::string> ablation_changes(const hc::RunConfig& c) {
+    std::vector<std::string> found;
+    for (size_t i = 0; i < c.backends.size(); ++i) {
+        const hc::BackendEntry& entry = c.backends[i];
+        size_t base = 0;
+        while (c.backends[base].plugin != entry.plugin || c.backends[base].device != entry.device)
+            ++base;
+        if (base == i) {
+            found.push_back("");
+            continue;
+        }
+        const std::vector<std::string> keys = changed(c.backends[base], entry);
+        EXPECT_EQ(keys.size(), 1u) << entry.name;
+        found.push_back(keys.empty() ? "(none)" : keys.front());
+    }
+    return found;
+}
+
 }  // namespace
 
 TEST(Sha256, FipsVectors) {
@@ -85,6 +130,38 @@ TEST(Sha256, PaddingBoundaries) {
               "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
     EXPECT_EQ(hc::sha256_hex(std::string(64, 'a')),
               "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+TEST(ShippedConfigs, CpuAblation) {
+    const hc::RunConfig c = load_ablation("cpu-ablation", 2);
+    ASSERT_EQ(c.backends.size(), 7u);
+    expect_backend(c.backends[0], "onednn", "onednn", "cpu");
+    expect_backend(c.backends[4], "libtorch-cpu", "libtorch", "cpu");
+    EXPECT_EQ(c.backends[3].placement, HB_PLACEMENT_HOST);
+    EXPECT_EQ(c.backends[6].placement, HB_PLACEMENT_HOST);
+    const std::vector<std::string> expected = {
+        "", "fuse_batchnorm_relu", "native_pooling", "placement", "", "channels_last", "placement"};
+    EXPECT_EQ(ablation_changes(c), expected);
+    for (const hc::BackendEntry& b : c.backends) {
+        EXPECT_EQ(b.device, "cpu") << b.name;
+        EXPECT_EQ(b.options.at("threads"), "2") << b.name;
+    }
+}
+
+TEST(ShippedConfigs, SeedAblation) {
+    const hc::RunConfig c = load_ablation("seed-ablation", 8);
+    ASSERT_EQ(c.backends.size(), 16u);
+    expect_backend(c.backends[0], "cudnn", "cudnn", "cuda:0");
+    expect_backend(c.backends[9], "libtorch-cuda", "libtorch", "cuda:0");
+    EXPECT_TRUE(c.backends[0].options.empty());
+    EXPECT_TRUE(c.backends[9].options.empty());
+    const std::vector<std::string> expected = {
+        "",          "placement",     "fused_bn_relu",   "layout",      "cuda_graphs",
+        "math",      "math",          "convolutions",    "batchnorm",   "",
+        "placement", "channels_last", "cudnn_benchmark", "cuda_graphs", "tf32",
+        "foreach"};
+    EXPECT_EQ(ablation_changes(c), expected);
+    for (const hc::BackendEntry& b : c.backends) EXPECT_EQ(b.device, "cuda:0") << b.name;
 }
 
 TEST(ShippedConfigs, Hourglass8) {
@@ -212,6 +289,7 @@ TEST(LoadConfig, Defaults) {
     EXPECT_EQ(c.backends[0].warmup, -1);
     EXPECT_EQ(c.backends[0].iterations, -1);
     EXPECT_EQ(c.backends[0].timeout_s, -1);
+    EXPECT_EQ(c.backends[0].placement, HB_PLACEMENT_DEVICE);
 }
 
 TEST(LoadConfig, TensorflowVariantDefaults) {
@@ -265,7 +343,9 @@ TEST(LoadConfig, EveryKeySet) {
                                                         {"empty", ""}};
     EXPECT_EQ(c.backends[0].options, options);
     EXPECT_EQ(c.backends[0].line, 32);
+    EXPECT_EQ(c.backends[0].placement, HB_PLACEMENT_HOST);  // data.placement
     expect_backend(c.backends[1], "libtorch", "libtorch", "cuda:1");
+    EXPECT_EQ(c.backends[1].placement, HB_PLACEMENT_DEVICE);  // its own
     EXPECT_EQ(c.backends[1].warmup, 0);
     EXPECT_EQ(c.backends[1].iterations, 7);
     EXPECT_EQ(c.backends[1].timeout_s, 30);
@@ -343,6 +423,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"bad_range_override.yaml",
                   ":3:17: key 'backends[0].iterations': expected an integer in [1, 1000000], got "
                   "'0'"},
+        BadConfig{"bad_backend_placement.yaml",
+                  ":4:16: key 'backends[1].placement': expected 'device' or 'host', got 'gpu'"},
         BadConfig{"bad_odd_features.yaml",
                   ":2:13: key 'model.features': expected an even integer in [2, 2048], got '255'"},
         BadConfig{"bad_bool.yaml",

@@ -70,6 +70,20 @@ TEST_F(CsvReporter, RoundTrip) {
     }
 }
 
+// An entry's own placement wins over the config's; a run without one (read from a results file
+// written before entries had their own) takes the config's.
+TEST_F(CsvReporter, PlacementIsTheEntrysElseTheConfigs) {
+    hr::BackendRun host = full_run();
+    host.placement = "host";
+    hr::BackendRun unknown = skipped_run();
+    unknown.placement = "";
+    report(hr::CsvReporter(path("r.csv")), provenance(), {host, unknown});
+    const auto rows = hr::read_csv(path("r.csv"));
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].at("placement"), "host");
+    EXPECT_EQ(rows[1].at("placement"), "device");
+}
+
 TEST_F(CsvReporter, QuotesCommasQuotesAndNewlines) {
     hr::BackendRun r = skipped_run();
     r.status = hr::Status::failed;

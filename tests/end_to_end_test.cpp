@@ -291,6 +291,51 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
     EXPECT_EQ(r.output.find("x ["), std::string::npos) << r.output;
 }
 
+// An ablation: a base entry, entries that change one thing (an option, the placement) and one that
+// changes two; `report --explain` prices each single change and names what the other changes.
+TEST(EndToEnd, ReportExplainsWhatEachChangeCosts) {
+    TempDir dir;
+    const std::string yaml = dir / "ablation.yaml";
+    std::ofstream(yaml)
+        << R"(model: {stacks: 1, features: 16, depth: 1, joints: 4, input_size: 32, batch: 2}
+run: {warmup: 1, iterations: 3}
+backends:
+  - plugin: reference
+    options: {threads: 1}
+  - plugin: reference
+    name: two-threads
+    options: {threads: 2}
+  - plugin: reference
+    name: host
+    placement: host
+    options: {threads: 1}
+  - plugin: reference
+    name: both
+    placement: host
+    options: {threads: 2}
+)";
+    ASSERT_EQ(run_harness("run " + yaml + " --output " + (dir / "a.csv")).exit_code, 0);
+    const auto rows = harness::results::read_csv(dir / "a.csv");
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[1].at("placement"), "device");
+    EXPECT_EQ(rows[2].at("placement"), "host");
+
+    const auto r = run_harness("report " + (dir / "a.csv") + " --explain");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("**What each change costs**"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("| ablation | two-threads | reference | threads: 1 → 2 |"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("| ablation | host | reference | placement: device → host |"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("| ablation | both | reference | threads: 1 → 2; placement: device → "
+                            "host |"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("% ["), std::string::npos) << r.output;  // intervals from the sidecar
+}
+
 bool gnuplot_installed() {
     return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
 }

@@ -81,6 +81,7 @@ inline hr::BackendRun full_run() {
     r.plugin = "onednn";
     r.plugin_version = "0.1.0";
     r.device = "cpu";
+    r.placement = "device";
     r.options = {{"threads", "16"}, {"layout", "nChw16c"}};
     r.libraries = {{"dnnl", "3.5.3"}, {"openmp", "4.5"}};
     r.math_mode = "fp32";
@@ -143,6 +144,7 @@ inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
     EXPECT_EQ(a.plugin, b.plugin);
     EXPECT_EQ(a.plugin_version, b.plugin_version);
     EXPECT_EQ(a.device, b.device);
+    EXPECT_EQ(a.placement, b.placement);
     EXPECT_EQ(a.options, b.options);
     EXPECT_EQ(a.libraries, b.libraries);
     EXPECT_EQ(a.math_mode, b.math_mode);

@@ -126,14 +126,15 @@ hb_optimizer read_optimizer(const std::optional<Field>& field) {
     return o;
 }
 
+hb_placement read_placement(const Field& f) {
+    return read_choice(f, {"device", "host"}) == 0 ? HB_PLACEMENT_DEVICE : HB_PLACEMENT_HOST;
+}
+
 void read_data(const Field& field, RunConfig& c) {
     const Section s(field, {"seed", "batches", "placement"});
     if (auto f = s.get("seed")) c.seed = read_uint64(*f);
     if (auto f = s.get("batches")) c.batches = read_int(*f, 1, 64);
-    if (auto f = s.get("placement")) {
-        c.placement =
-            read_choice(*f, {"device", "host"}) == 0 ? HB_PLACEMENT_DEVICE : HB_PLACEMENT_HOST;
-    }
+    if (auto f = s.get("placement")) c.placement = read_placement(*f);
 }
 
 void read_run(const Field& field, RunConfig& c) {
@@ -165,15 +166,16 @@ std::map<std::string, std::string> read_options(const Field& field) {
 }
 
 // `name_field` is where the entry's name comes from: `name`, or else `plugin`.
-BackendEntry read_backend(const Field& field, Field& name_field) {
+BackendEntry read_backend(const Field& field, hb_placement placement, Field& name_field) {
     if (!field.node.IsMap()) {
         field.fail("expected a backend (a mapping with at least 'plugin'), got " +
                    field.describe());
     }
-    const Section s(field,
-                    {"plugin", "name", "device", "options", "warmup", "iterations", "timeout"});
+    const Section s(field, {"plugin", "name", "device", "placement", "options", "warmup",
+                            "iterations", "timeout"});
     BackendEntry b;
     b.line = field.mark.line + 1;
+    b.placement = placement;
     name_field = s.require("plugin");
     b.plugin = read_pattern(name_field, false, "_", "a plugin name matching [a-z0-9_]+");
     b.name = b.plugin;
@@ -184,6 +186,7 @@ BackendEntry read_backend(const Field& field, Field& name_field) {
     if (auto f = s.get("device")) {
         b.device = read_pattern(*f, true, "_.:-", "a device such as cpu or cuda:0");
     }
+    if (auto f = s.get("placement")) b.placement = read_placement(*f);
     if (auto f = s.get("options")) b.options = read_options(*f);
     if (auto f = s.get("warmup")) b.warmup = read_int(*f, 0, kMaxWarmup);
     if (auto f = s.get("iterations")) b.iterations = read_int(*f, 1, kMaxIterations);
@@ -191,7 +194,7 @@ BackendEntry read_backend(const Field& field, Field& name_field) {
     return b;
 }
 
-std::vector<BackendEntry> read_backends(const Field& field) {
+std::vector<BackendEntry> read_backends(const Field& field, hb_placement placement) {
     if (!field.node.IsSequence() || field.node.size() == 0) {
         field.fail("expected a non-empty list of backends, got " +
                    (field.node.IsSequence() ? "an empty list" : field.describe()));
@@ -200,7 +203,7 @@ std::vector<BackendEntry> read_backends(const Field& field) {
     std::vector<int> name_lines;
     for (size_t i = 0; i < field.node.size(); ++i) {
         Field name_field;
-        BackendEntry b = read_backend(field.element(i), name_field);
+        BackendEntry b = read_backend(field.element(i), placement, name_field);
         for (size_t j = 0; j < backends.size(); ++j) {
             if (backends[j].name == b.name) {
                 name_field.fail("duplicate backend name '" + b.name + "' (first at line " +
@@ -237,7 +240,7 @@ RunConfig load_config(const std::string& path) {
     c.optimizer = read_optimizer(s.get("optimizer"));
     if (auto f = s.get("data")) read_data(*f, c);
     if (auto f = s.get("run")) read_run(*f, c);
-    c.backends = read_backends(s.require("backends"));
+    c.backends = read_backends(s.require("backends"), c.placement);
     return c;
 }
 

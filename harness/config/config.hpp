@@ -22,8 +22,9 @@ struct BackendEntry {
     std::string name;    // unique label in this config (defaults to the plugin name)
     std::string plugin;  // plugin name: loads hb_<plugin>.so
     std::string device = "cpu";
-    std::map<std::string, std::string> options;  // passed to the plugin as strings
-    int line = 0;                                // where the entry starts in the file
+    hb_placement placement = HB_PLACEMENT_DEVICE;  // the entry's `placement`, else data.placement
+    std::map<std::string, std::string> options;    // passed to the plugin as strings
+    int line = 0;                                  // where the entry starts in the file
     // Per-entry overrides of the run section; negative = use the run section's value.
     int warmup = -1, iterations = -1;
     double timeout_s = -1;

@@ -94,7 +94,7 @@ Row make_row(const Provenance& p, const BackendRun& r) {
             join_pairs(r.libraries),
             nonzero(r.threads),
             r.math_mode,
-            p.placement,
+            r.placement.empty() ? p.placement : r.placement,
             std::to_string(p.seed),
             std::to_string(r.batch),
             to_string(r.status),

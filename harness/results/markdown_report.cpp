@@ -1,6 +1,7 @@
 #include "results/markdown_report.hpp"
 
 #include "results/comparison_stats.hpp"
+#include "results/markdown_cells.hpp"
 
 #include <fmt/format.h>
 
@@ -27,24 +28,6 @@ std::string distinct(const std::vector<CsvRow>& rows, const std::string& column)
     return s.empty() ? "—" : s;
 }
 
-// Markdown cells must not contain a bare '|'.
-std::string cell(std::string s) {
-    for (size_t pos = 0; (pos = s.find('|', pos)) != std::string::npos; pos += 2)
-        s.replace(pos, 1, "\\|");
-    return s;
-}
-
-bool is_ok(const CsvRow& r) {
-    return text_of(r, "status") == "ok";
-}
-
-// What a comparison's bootstrap draws from (docs/statistics.md): the config, the two backends and,
-// for one round, the row's time.
-std::string stream_of(const CsvRow& row, const std::string& baseline, const std::string& round) {
-    return text_of(row, "config_sha256") + " " + text_of(row, "backend") + " vs " + baseline +
-           (round.empty() ? "" : " at " + round);
-}
-
 // Three decimals, so that a bound close to 1 shows on which side of it it lies.
 std::string ratio_and_interval(double ratio, const Interval& i) {
     return i.known() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", ratio, i.lo, i.hi)
@@ -61,13 +44,6 @@ std::string ratio_text(const Comparison& c) {
     if (!std::isnan(c.p)) s += c.p < 0.001 ? ", p < 0.001" : ", p = " + p_text(c.p);
     if (c.ratio_interval.known() && !c.significant()) s += ", no significant difference";
     return s;
-}
-
-std::string verdict(const Interval& ratio_interval) {
-    if (!ratio_interval.known()) return "";
-    if (ratio_interval.lo > 1) return "slower";
-    if (ratio_interval.hi < 1) return "faster";
-    return "no significant difference";
 }
 
 // The baseline's ok rows: of each (file, config), and the last one of each config.
@@ -100,11 +76,6 @@ private:
     std::map<std::pair<size_t, std::string>, const CsvRow*> in_file_;
     std::map<std::string, std::pair<size_t, const CsvRow*>> last_;
 };
-
-const std::vector<double>* steps_of(const ResultsFile& file, const CsvRow& row) {
-    auto it = file.steps_ms.find(text_of(row, "backend"));
-    return it == file.steps_ms.end() || it->second.empty() ? nullptr : &it->second;
-}
 
 // The "vs baseline" cell of row `r` of file `f`.
 std::string baseline_cell(const std::vector<ResultsFile>& files, size_t f, const CsvRow& r,
@@ -166,7 +137,7 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
         out +=
             fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(text_of(*g.first, "config_name")),
                         cell(backend), c.rounds, ratio_and_interval(c.ratio, c.ratio_interval),
-                        p_text(c.p), verdict(c.ratio_interval));
+                        p_text(c.p), verdict(c.ratio_interval, 1));
         if (by_backend[backend].empty()) backends.push_back(backend);
         by_backend[backend].push_back(&c);
     }
@@ -175,12 +146,39 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
         const GeometricMean g = geometric_mean(by_backend[backend]);
         out += fmt::format("| geometric mean of {} configs | {} | | {} | | {} |\n", g.comparisons,
                            cell(backend), ratio_and_interval(g.ratio, g.ratio_interval),
-                           verdict(g.ratio_interval));
+                           verdict(g.ratio_interval, 1));
     }
     return out;
 }
 
 }  // namespace
+
+std::string cell(std::string s) {
+    for (size_t pos = 0; (pos = s.find('|', pos)) != std::string::npos; pos += 2)
+        s.replace(pos, 1, "\\|");
+    return s;
+}
+
+bool is_ok(const CsvRow& r) {
+    return text_of(r, "status") == "ok";
+}
+
+const std::vector<double>* steps_of(const ResultsFile& file, const CsvRow& row) {
+    auto it = file.steps_ms.find(text_of(row, "backend"));
+    return it == file.steps_ms.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+std::string stream_of(const CsvRow& row, const std::string& baseline, const std::string& round) {
+    return text_of(row, "config_sha256") + " " + text_of(row, "backend") + " vs " + baseline +
+           (round.empty() ? "" : " at " + round);
+}
+
+std::string verdict(const Interval& interval, double neutral) {
+    if (!interval.known()) return "";
+    if (interval.lo > neutral) return "slower";
+    if (interval.hi < neutral) return "faster";
+    return "no significant difference";
+}
 
 std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions& options) {
     return markdown_report(std::vector<ResultsFile>{{rows, {}}}, options);

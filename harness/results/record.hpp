@@ -57,6 +57,7 @@ struct BackendRun {
     // Identity
     std::string backend;  // the config entry's name
     std::string plugin, plugin_version, device;
+    std::string placement;  // the entry's ("" in results from before entries had their own)
     std::map<std::string, std::string> options;
     std::map<std::string, std::string> libraries;  // library name -> version
     std::string math_mode;                         // from the manifest ("fp32" unless told)

@@ -96,6 +96,7 @@ json to_json(const BackendRun& r) {
             {"plugin", r.plugin},
             {"plugin_version", r.plugin_version},
             {"device", r.device},
+            {"placement", r.placement},
             {"options", r.options},
             {"libraries", r.libraries},
             {"math_mode", r.math_mode},
@@ -135,6 +136,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.plugin = j.at("plugin").get<std::string>();
     r.plugin_version = j.at("plugin_version").get<std::string>();
     r.device = j.at("device").get<std::string>();
+    r.placement = j.value("placement", std::string());
     r.options = j.at("options").get<std::map<std::string, std::string>>();
     r.libraries = j.at("libraries").get<std::map<std::string, std::string>>();
     r.math_mode = j.at("math_mode").get<std::string>();

@@ -99,7 +99,7 @@ struct Training {
         desc.graph = abi_graph.get();
         desc.optimizer = &config.optimizer;
         desc.device = entry.device.c_str();
-        desc.placement = config.placement;
+        desc.placement = entry.placement;
         desc.num_options = static_cast<int32_t>(options.size());
         desc.options = options.data();
 

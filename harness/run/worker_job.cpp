@@ -12,6 +12,7 @@ config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob&
     entry.name = p.plugin;
     entry.plugin = p.plugin;
     entry.device = p.device;
+    entry.placement = config.placement;
     return entry;
 }
 
@@ -22,6 +23,7 @@ results::BackendRun describe_entry(const config::RunConfig& config,
     run.backend = entry.name;
     run.plugin = entry.plugin;
     run.device = entry.device;
+    run.placement = config::to_string(entry.placement);
     run.options = entry.options;
     // What the config asks for, until the session's manifest says what is in force.
     const auto math = entry.options.find("math");
