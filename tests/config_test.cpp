@@ -451,6 +451,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "'plugin'), got 'reference'"},
         BadConfig{"bad_backend_missing_plugin.yaml",
                   ":3:5: key 'backends[1].plugin': missing required key 'backends[1].plugin'"},
+        BadConfig{"bad_name_path.yaml",
+                  ":1:7: key 'name': expected a name matching [A-Za-z0-9_.-]+, got '../escape'"},
+        BadConfig{"bad_name_dot.yaml",
+                  ":1:7: key 'name': expected a name that does not start with '.' and has at most "
+                  "100 characters, got '.hidden'"},
         BadConfig{"bad_plugin_name.yaml",
                   ":2:13: key 'backends[0].plugin': expected a plugin name matching [a-z0-9_]+, "
                   "got 'Lib-Torch'"},

@@ -24,6 +24,7 @@ const Range kNonNegative{0, kInf, false, false};
 const Range kTimeout{0, 604800, true, false};  // up to a week
 
 constexpr int kMaxWarmup = 100000;
+constexpr size_t kMaxNameLength = 100;
 constexpr int kMaxIterations = 1000000;
 
 std::string read_bytes(const std::string& path) {
@@ -229,11 +230,13 @@ RunConfig load_config(const std::string& path) {
 
     const Section s(Field{path, "", root, root.Mark()},
                     {"name", "description", "model", "optimizer", "data", "run", "backends"});
+    // The name goes into the default output's file name and into every row: a file name's
+    // characters only, so that it stays inside the output folder and is valid UTF-8.
     if (auto f = s.get("name")) {
-        c.name = read_string(*f);
-        if (c.name.empty() || c.name.find_first_of("\r\n") != std::string::npos) {
-            f->fail("expected a non-empty, single-line name, got " + f->describe());
-        }
+        c.name = read_pattern(*f, true, "_.-", "a name matching [A-Za-z0-9_.-]+");
+        if (c.name.front() == '.' || c.name.size() > kMaxNameLength)
+            f->fail("expected a name that does not start with '.' and has at most " +
+                    std::to_string(kMaxNameLength) + " characters, got " + f->describe());
     }
     if (auto f = s.get("description")) c.description = read_string(*f);
     if (auto f = s.get("model")) c.model = read_model(*f);
