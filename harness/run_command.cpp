@@ -7,6 +7,7 @@
 #include "results/csv_reporter.hpp"
 #include "results/json_reporter.hpp"
 #include "results/json_sidecar_reporter.hpp"
+#include "results/output_lock.hpp"
 #include "results/table_reporter.hpp"
 #include "run/provenance.hpp"
 #include "run/runner.hpp"
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace harness {
 
@@ -76,6 +78,7 @@ int run_command(const RunArgs& args) {
     run::RunRequest request;
     config::RunConfig config;
     std::string csv_path, json_path;
+    std::optional<results::OutputLock> lock;  // held until the last row is written
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
@@ -84,6 +87,7 @@ int run_command(const RunArgs& args) {
         csv_path = args.output.empty() ? default_output(config) : args.output;
         json_path = sidecar_of(csv_path);
         prepare_output_dir(csv_path);
+        lock.emplace(csv_path);
         request.on_finished = verdict_annotator(config);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());

@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -190,6 +194,27 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
     EXPECT_EQ(run_harness("run").exit_code, 2);
     EXPECT_EQ(run_harness("frobnicate").exit_code, 2);
     EXPECT_EQ(run_harness("run /nonexistent.yaml").exit_code, 2);
+}
+
+// A second run aimed at the results file of a run in progress is refused before it runs anything;
+// a finished run leaves no lock behind.
+TEST(EndToEnd, TwoRunsCannotWriteTheSameResultsFile) {
+    TempDir dir;
+    const std::string csv = dir / "shared.csv";
+    const int held = ::open((csv + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);  // as a run in progress holds it
+    auto r = run_harness("run " + config("tiny.yaml") + " --output " + csv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("another run is writing"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(csv));
+    ::close(held);
+    fs::remove(csv + ".lock");
+
+    r = run_harness("run " + config("tiny.yaml") + " --output " + csv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(fs::exists(csv));
+    EXPECT_FALSE(fs::exists(csv + ".lock"));
 }
 
 // An empty --backends (an unset shell variable) selects nothing: a usage error, not every backend.
