@@ -102,7 +102,6 @@ void Plan::read_layers(const hb::Graph& graph) {
         LayerPlan layer(source);
         layer.in = values_[layer.inputs[0]].shape;
         layer.out = values_[layer.output].shape;
-        values_[layer.output].producer = i;
         values_[layer.output].is_loss = layer.kind == HB_LAYER_MSE_LOSS;
         if (layer.kind == HB_LAYER_MSE_LOSS) layer.loss_slot = loss_count_++;
         layer.writes = layer.output;

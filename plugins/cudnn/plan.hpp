@@ -27,7 +27,6 @@ using hb::plan_arena;
 struct ValuePlan {
     std::string name;
     Shape shape;
-    int producer = -1;           // layer index; -1 for the graph's input
     std::vector<int> consumers;  // layer indices, in execution order (repeated if used twice)
     bool is_input = false;
     bool is_loss = false;
