@@ -27,6 +27,10 @@ void print_plugin(const nlohmann::json& p) {
     for (const auto& [name, version] : p["libraries"].items())
         libraries += (libraries.empty() ? "" : ", ") + name + " " + version.get<std::string>();
     if (!libraries.empty()) std::cout << "  libraries: " << libraries << "\n";
+    std::string capabilities;
+    for (const auto& c : p["capabilities"])
+        capabilities += (capabilities.empty() ? "" : ", ") + c.get<std::string>();
+    if (!capabilities.empty()) std::cout << "  capabilities: " << capabilities << "\n";
     for (const auto& d : p["devices"]) {
         if (d["available"].get<bool>())
             std::cout << fmt::format("  device {:<8} available    {}\n",

@@ -2,7 +2,9 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <list>
 #include <mutex>
 
@@ -84,8 +86,14 @@ PluginLibrary PluginLibrary::load(const std::filesystem::path& path) {
     return PluginLibrary(path, api, info);
 }
 
+bool PluginLibrary::can_profile() const {
+    constexpr size_t size = offsetof(hb_plugin_api, read_events) + sizeof(void*);
+    return (info_->capabilities & HB_CAP_PROFILE) && api_->struct_size >= size &&
+           api_->set_profiling && api_->read_events;
+}
+
 PluginSession::PluginSession(const PluginLibrary& library, const hb_session_desc& desc)
-    : api_(library.api()), plugin_name_(library.info().name) {
+    : api_(library.api()), can_profile_(library.can_profile()), plugin_name_(library.info().name) {
     hb_status status = api_.create_session(&desc, &session_);
     if (status != HB_OK) {
         session_ = nullptr;
@@ -146,6 +154,30 @@ std::string PluginSession::manifest() {
     const char* json = nullptr;
     if (!api_.manifest || api_.manifest(session_, &json) != HB_OK || json == nullptr) return "{}";
     return json;
+}
+
+void PluginSession::set_profiling(bool enabled) {
+    if (!can_profile_) throw PluginCallError(HB_UNSUPPORTED, plugin_name_ + ": cannot profile");
+    check(api_.set_profiling(session_, enabled ? 1 : 0), "set_profiling");
+}
+
+std::vector<hb_event> PluginSession::read_events() {
+    if (!can_profile_) throw PluginCallError(HB_UNSUPPORTED, plugin_name_ + ": cannot profile");
+    const hb_event* events = nullptr;
+    int32_t count = 0;
+    uint32_t size = 0;
+    check(api_.read_events(session_, &events, &count, &size), "read_events");
+    if (count > 0 && (!events || size < offsetof(hb_event, end_ms) + sizeof(double)))
+        throw PluginCallError(HB_ERROR, plugin_name_ + ": read_events: events of " +
+                                            std::to_string(size) + " bytes");
+    std::vector<hb_event> out;
+    for (int32_t i = 0; i < count; ++i) {
+        hb_event e{};
+        std::memcpy(&e, reinterpret_cast<const char*>(events) + size_t(i) * size,
+                    std::min<size_t>(size, sizeof e));
+        out.push_back(e);
+    }
+    return out;
 }
 
 }  // namespace harness::run

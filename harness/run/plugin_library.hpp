@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace harness::run {
 
@@ -39,6 +40,8 @@ public:
     const std::filesystem::path& path() const { return path_; }
     const hb_plugin_api& api() const { return *api_; }
     const hb_plugin_info& info() const { return *info_; }
+    // ABI 2.1's profiling: announced, and both functions in the table.
+    bool can_profile() const;
 
 private:
     PluginLibrary(std::filesystem::path path, const hb_plugin_api* api, const hb_plugin_info* info)
@@ -63,10 +66,14 @@ public:
     void read_gradients(float* const* gradients);
     uint64_t peak_memory();  // 0 when the plugin does not report it
     std::string manifest();  // "{}" when the plugin does not report one
+    // Only where the library can_profile().
+    void set_profiling(bool enabled);
+    std::vector<hb_event> read_events();  // the last step's; names valid until the next call
 
 private:
     void check(hb_status status, const char* call);
     const hb_plugin_api& api_;
+    bool can_profile_;
     std::string plugin_name_;
     hb_session* session_ = nullptr;
 };

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define HB_API_VERSION_MAJOR 2
-#define HB_API_VERSION_MINOR 0
+#define HB_API_VERSION_MINOR 1
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
 #define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -177,6 +177,32 @@ typedef struct hb_step_result {
     double optimizer_ms;
 } hb_step_result;
 
+/* ------------------------------------------------- per-operation profiling (ABI 2.1, §3) */
+
+/* What an operation of a profiled step computes. */
+typedef enum hb_phase {
+    HB_PHASE_FORWARD = 0,
+    HB_PHASE_BACKWARD_DATA = 1,    /* the gradient of a layer's inputs */
+    HB_PHASE_BACKWARD_WEIGHTS = 2, /* the gradient of a layer's parameters */
+    HB_PHASE_BACKWARD = 3,         /* both in one operation (an autograd node, say) */
+    HB_PHASE_UPDATE = 4,           /* the optimizer */
+    HB_PHASE_LOSS = 5,             /* loss work outside any mse_loss layer (their sum, its seed) */
+    HB_PHASE_REORDER = 6,          /* a layout conversion or a copy within one memory */
+    HB_PHASE_TRANSFER = 7,         /* a copy between host and device memory */
+    HB_PHASE_OTHER = 8
+} hb_phase;
+
+/* One operation of a profiled step. Times are milliseconds from the step's start on the clock
+ * that timed the operation: the host's for host work, the stream's (events) for device work. An
+ * operation nested in another is not reported, so a track's events never overlap. */
+typedef struct hb_event {
+    const char* name;  /* what ran: "convolution", "reorder", "aten::add_", ... */
+    int32_t layer;     /* index into hb_graph.layers, or -1 when it belongs to no layer */
+    hb_phase phase;
+    const char* track; /* the thread or stream it ran on: "main", "stream 0", ... */
+    double start_ms, end_ms;
+} hb_event;
+
 /* ---------------------------------------------------------------------------- descriptions */
 
 typedef struct hb_library_version {
@@ -195,7 +221,8 @@ enum {
     HB_CAP_GRADIENTS = 1u << 0,   /* read_gradients works */
     HB_CAP_PHASE_TIMES = 1u << 1, /* step fills forward/backward/optimizer times */
     HB_CAP_PEAK_MEMORY = 1u << 2, /* peak_memory works */
-    HB_CAP_HOST_PLACEMENT = 1u << 3
+    HB_CAP_HOST_PLACEMENT = 1u << 3,
+    HB_CAP_PROFILE = 1u << 4 /* ABI 2.1: set_profiling and read_events work */
 };
 
 typedef struct hb_plugin_info {
@@ -250,6 +277,14 @@ typedef struct hb_plugin_api {
     /* A JSON object: what the plugin actually ran (math mode under "math", algorithms, layouts,
      * fusions, workspace, thread count). */
     hb_status (*manifest)(hb_session* session, const char** json);
+
+    /* ABI 2.1, announced by HB_CAP_PROFILE (NULL, or absent from a shorter table, otherwise). */
+    /* Per-operation events on (1) or off (0) for the steps that follow; off in a new session. */
+    hb_status (*set_profiling)(hb_session* session, int32_t enabled);
+    /* The events of the last step (none when it ran unprofiled), each `event_size` bytes apart:
+     * read only the fields of an hb_event that fit. */
+    hb_status (*read_events)(hb_session* session, const hb_event** events, int32_t* count,
+                             uint32_t* event_size);
 } hb_plugin_api;
 
 typedef const hb_plugin_api* (*hb_plugin_entry_fn)(void);

@@ -48,6 +48,14 @@ public:
         throw Error("peak_memory is not supported", HB_UNSUPPORTED);
     }
     virtual std::string manifest_json() = 0;
+    // Per-operation events (ABI 2.1; announce HB_CAP_PROFILE): on or off for the steps that
+    // follow, and the last step's events (none when it ran unprofiled). hb::EventLog keeps them.
+    virtual void set_profiling(bool /*enabled*/) {
+        throw Error("profiling is not supported", HB_UNSUPPORTED);
+    }
+    virtual const std::vector<hb_event>& events() {
+        throw Error("profiling is not supported", HB_UNSUPPORTED);
+    }
 };
 
 struct DeviceInfo {
@@ -277,6 +285,19 @@ struct Trampolines {
         });
     }
 
+    static hb_status set_profiling(hb_session* s, int32_t enabled) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->set_profiling(enabled != 0); });
+    }
+    static hb_status read_events(hb_session* s, const hb_event** events, int32_t* count,
+                                 uint32_t* event_size) noexcept {
+        return guarded(box(s)->error, [&] {
+            const std::vector<hb_event>& e = box(s)->impl->events();
+            *events = e.data();
+            *count = static_cast<int32_t>(e.size());
+            *event_size = sizeof(hb_event);
+        });
+    }
+
     static const hb_plugin_api* table() noexcept {
         static const hb_plugin_api api = {
             /* .api_version          = */ HB_API_VERSION,
@@ -294,6 +315,8 @@ struct Trampolines {
             /* .read_gradients       = */ read_gradients,
             /* .peak_memory          = */ peak_memory,
             /* .manifest             = */ manifest,
+            /* .set_profiling        = */ set_profiling,
+            /* .read_events          = */ read_events,
         };
         return &api;
     }
