@@ -32,6 +32,16 @@ int main_cli(int argc, char** argv) {
     run_cmd->add_option("--dump", run.dump_dir,
                         "Also write the initial weights and batches as .npy files + index.json");
     run_cmd->add_flag("--json", run.json, "Print the results as JSON instead of a table");
+    run_cmd->add_flag("--profile", run.profile,
+                      "After the timed steps, run --profile-steps more with every operation "
+                      "timed: the JSON sidecar gets each backend's time per operation kind and "
+                      "layer (harness report --by)");
+    run_cmd->add_option("--profile-steps", run.profile_steps, "Profiled steps per backend")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    run_cmd->add_option("--trace", run.trace_dir,
+                        "Profile (as --profile) and write each backend's steps as a Chrome "
+                        "trace (ui.perfetto.dev, chrome://tracing) in this folder");
 
     CheckArgs check;
     auto* check_cmd = app.add_subcommand(
@@ -70,6 +80,13 @@ int main_cli(int argc, char** argv) {
                          "Add a table: what each entry's one change from its base entry (the "
                          "first of its plugin and device) costs, in ms and %");
 
+    report_cmd
+        ->add_option("--by", report.by,
+                     "Add a table from the profiles of `harness run --profile` or --trace: "
+                     "ms per step per operation kind with the unaccounted rest (kind), or the "
+                     "ten layers whose times differ most between backends (layer)")
+        ->check(CLI::IsMember({"kind", "layer"}));
+
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");
     list_cmd->add_flag("--json", list_json, "Machine-readable output");
@@ -97,6 +114,8 @@ int main_cli(int argc, char** argv) {
     worker_cmd->add_option("--device", worker_plugin.device);
     entry_opt->excludes(plugin_opt);
     auto* capture_opt = worker_cmd->add_option("--capture", worker_capture.dir);
+    worker_cmd->add_option("--profile-steps", job.profiling.steps);
+    worker_cmd->add_option("--trace", job.profiling.trace_dir);
     worker_cmd->add_option("--perturb-bits", worker_capture.perturb_bits)->needs(capture_opt);
 
     std::string describe_file, describe_result;

@@ -16,6 +16,9 @@ struct RunArgs {
     std::string output;
     std::string dump_dir;
     bool json = false;
+    bool profile = false;   // profile steps after the timed ones (implied by trace_dir)
+    int profile_steps = 5;  // how many
+    std::string trace_dir;  // a Chrome trace per backend here; "" = none
 };
 int run_command(const RunArgs& args);
 
@@ -35,6 +38,7 @@ struct ReportArgs {
     double attainable_gflops = 0;
     std::string charts;    // folder for gnuplot charts; empty = none
     bool explain = false;  // also what each entry's one change from its base costs
+    std::vector<std::string> by;  // "kind", "layer": where the profiled steps go
 };
 int report_command(const ReportArgs& args);
 

@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "results/atomic_file.hpp"
+#include "results/attribution_report.hpp"
 #include "results/charts.hpp"
 #include "results/csv_reader.hpp"
 #include "results/explain_report.hpp"
@@ -65,6 +66,7 @@ int report_command(const ReportArgs& args) {
     std::vector<results::ResultsFile> files;
     std::vector<results::CsvRow> rows;
     std::vector<results::StepSamples> samples;
+    std::vector<results::ProfiledRun> profiles;
     try {
         for (const auto& csv : args.csvs) {
             results::ResultsFile& file = files.emplace_back();
@@ -81,6 +83,8 @@ int report_command(const ReportArgs& args) {
             }
             for (const auto& s : file_samples) file.steps_ms[s.backend] = s.ms;
             samples.insert(samples.end(), file_samples.begin(), file_samples.end());
+            if (!args.by.empty() || !args.charts.empty())
+                for (auto& p : results::read_profiles(csv)) profiles.push_back(std::move(p));
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
@@ -88,10 +92,14 @@ int report_command(const ReportArgs& args) {
     }
     std::string markdown = results::markdown_report(files, {args.baseline, args.attainable_gflops});
     if (args.explain) markdown += results::explain_report(files);
+    for (const std::string& by : args.by)
+        markdown += results::attribution_report(
+            profiles, by == "layer" ? results::Attribution::layer : results::Attribution::kind);
     if (!args.charts.empty()) {
         std::vector<results::Chart> charts = results::step_time_charts(rows);
         for (auto& c : results::phase_charts(rows)) charts.push_back(std::move(c));
         for (auto& c : results::sample_charts(samples)) charts.push_back(std::move(c));
+        for (auto& c : results::attribution_charts(profiles)) charts.push_back(std::move(c));
         const fs::path markdown_folder =
             args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();
         try {

@@ -9,8 +9,12 @@
 #include "results/json_sidecar_reporter.hpp"
 #include "results/output_lock.hpp"
 #include "results/table_reporter.hpp"
+#include "run/profiling.hpp"
 #include "run/provenance.hpp"
 #include "run/runner.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
@@ -65,6 +69,37 @@ std::function<void(results::BackendRun&)> verdict_annotator(const config::RunCon
     };
 }
 
+// The trace folder, created and writable before anything runs.
+void prepare_trace_dir(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+        throw UsageError("--trace: cannot create folder " + dir + ": " +
+                         (ec ? ec.message() : "a file is in the way"));
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw UsageError("--trace: folder " + dir + " is not writable");
+}
+
+// One line per profiled backend: how much of its step its operations account for.
+void print_profiles(const std::vector<results::BackendRun>& runs, const std::string& trace_dir,
+                    const std::string& config) {
+    for (const auto& r : runs) {
+        if (!r.profile) continue;
+        const results::Profile& p = *r.profile;
+        if (!p.error.empty()) {
+            std::fprintf(stderr, "profile of %s: none: %s\n", r.backend.c_str(), p.error.c_str());
+            continue;
+        }
+        std::string line = fmt::format(
+            "profile of {}: {} steps of {:.3g} ms; operations {:.3g} ms ({:.1f}%), unaccounted "
+            "{:.3g} ms",
+            r.backend, p.steps, p.step_ms, p.operations_ms(),
+            p.step_ms > 0 ? 100 * p.operations_ms() / p.step_ms : 0.0, p.unaccounted_ms());
+        if (!trace_dir.empty()) line += "; trace: " + run::trace_path(trace_dir, config, r.backend);
+        std::fprintf(stderr, "%s\n", line.c_str());
+    }
+}
+
 void dump_inputs(const config::RunConfig& config, const std::string& dir) {
     const model::Graph graph = model::build_hourglass(config.model);
     data::dump(dir, graph, config.seed, data::initial_state(graph, config.seed),
@@ -84,10 +119,13 @@ int run_command(const RunArgs& args) {
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         request.overrides = {args.warmup, args.iterations};
+        if (args.profile || !args.trace_dir.empty())
+            request.profiling = {args.profile_steps, args.trace_dir};
         csv_path = args.output.empty() ? default_output(config) : args.output;
         json_path = sidecar_of(csv_path);
         prepare_output_dir(csv_path);
         lock.emplace(csv_path);
+        if (!args.trace_dir.empty()) prepare_trace_dir(args.trace_dir);
         request.on_finished = verdict_annotator(config);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
@@ -119,6 +157,7 @@ int run_command(const RunArgs& args) {
         return kExitBackendFailed;
     }
 
+    print_profiles(outcome.runs, request.profiling.trace_dir, config.name);
     std::fprintf(stderr, "results: %s (raw samples: %s)\n", csv_path.c_str(), json_path.c_str());
 
     if (outcome.interrupted) return kExitInterrupted;

@@ -238,4 +238,51 @@ std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples) {
     return charts;
 }
 
+std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs) {
+    std::map<std::string, std::vector<ProfiledRun>> by_config;
+    for (const ProfiledRun& r : merge_rounds(runs)) by_config[r.config].push_back(r);
+    std::vector<Chart> charts;
+    for (const auto& [config, group] : by_config) {
+        std::vector<std::string> kinds;
+        for (const std::string& kind : kOperationKinds)
+            if (std::any_of(group.begin(), group.end(), [&](const ProfiledRun& r) {
+                    return r.profile.kinds_ms.count(kind) != 0;
+                }))
+                kinds.push_back(kind);
+        Chart c;
+        c.name = file_stem(config) + "-attribution";
+        c.title = config + ": where the step goes, by operation kind";
+        std::ostringstream data;
+        data << "# ms per profiled step; a negative unaccounted rest (operations on several "
+                "tracks at once) is drawn as 0\nbackend";
+        for (const std::string& kind : kinds) data << '\t' << quoted(kind);
+        data << "\t\"unaccounted\"\n";
+        for (const ProfiledRun& r : group) {
+            data << quoted(r.backend);
+            for (const std::string& kind : kinds) {
+                auto it = r.profile.kinds_ms.find(kind);
+                data << '\t'
+                     << fmt::format("{:.6g}", it == r.profile.kinds_ms.end() ? 0.0 : it->second);
+            }
+            data << '\t' << fmt::format("{:.6g}", std::max(0.0, r.profile.unaccounted_ms()))
+                 << '\n';
+        }
+        c.data = data.str();
+        c.script = header(c.name, c.title + " (ms per step)", 900,
+                          420 + 20 * static_cast<int>(kinds.size())) +
+                   fmt::format(
+                       "set ylabel \"ms per step\"\n"
+                       "set style data histograms\n"
+                       "set style histogram rowstacked\n"
+                       "set style fill solid 0.8 border -1\n"
+                       "set boxwidth 0.6\n"
+                       "set key outside right top autotitle columnheader\n"
+                       "set xtics rotate by -20\n"
+                       "plot for [k=2:{}] \"{}.dat\" using k:xtic(1)\n",
+                       kinds.size() + 2, c.name);
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
 }  // namespace harness::results

@@ -2,6 +2,7 @@
 // gnuplot script beside the SVG it draws, so a reader can redraw or restyle it from the numbers.
 #pragma once
 
+#include "results/attribution_report.hpp"
 #include "results/markdown_report.hpp"
 
 #include <string>
@@ -36,5 +37,8 @@ std::vector<Chart> step_time_charts(const std::vector<CsvRow>& rows);
 std::vector<Chart> phase_charts(const std::vector<CsvRow>& rows);
 // Per config: every timed step of every run in the order they ran, to show drift and outliers.
 std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples);
+// Per config with profiles: each backend's profiled step as a bar of stacked operation kinds and
+// the unaccounted rest, in milliseconds (rounds merged).
+std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs);
 
 }  // namespace harness::results

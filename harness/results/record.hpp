@@ -1,6 +1,8 @@
 // What one backend run produced: the unit the runner hands to the reporters (table, CSV, JSON).
 #pragma once
 
+#include "results/profile.hpp"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -76,6 +78,7 @@ struct BackendRun {
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
     uint64_t peak_memory_bytes = 0;
     std::string manifest_json;  // "{}" when none
+    std::optional<Profile> profile;  // when profiling was asked for
 
     Stats stats;                // valid when status == ok
     double first_loss() const;  // NaN when no step ran

@@ -89,10 +89,29 @@ Status status_from(const json& j) {
     throw json::other_error::create(501, "unknown status \"" + name + "\"", &j);
 }
 
+json profile_json(const Profile& p) {
+    json kinds = json::object(), layers = json::object();
+    for (const auto& [kind, ms] : p.kinds_ms) kinds[kind] = number(ms);
+    for (const auto& [layer, ms] : p.layers_ms) layers[layer] = number(ms);
+    return {{"steps", p.steps},          {"step_ms", number(p.step_ms)},
+            {"kinds_ms", kinds},         {"layers_ms", layers},
+            {"unaccounted_ms", number(p.unaccounted_ms())}, {"error", p.error}};
+}
+
+Profile profile_from(const json& j) {
+    Profile p;
+    p.steps = j.at("steps").get<int>();
+    p.step_ms = number_from(j.at("step_ms"));
+    for (const auto& [kind, ms] : j.at("kinds_ms").items()) p.kinds_ms[kind] = number_from(ms);
+    for (const auto& [layer, ms] : j.at("layers_ms").items()) p.layers_ms[layer] = number_from(ms);
+    p.error = j.at("error").get<std::string>();
+    return p;
+}
+
 }  // namespace
 
 json to_json(const BackendRun& r) {
-    return {{"backend", r.backend},
+    json j = {{"backend", r.backend},
             {"plugin", r.plugin},
             {"plugin_version", r.plugin_version},
             {"device", r.device},
@@ -122,6 +141,8 @@ json to_json(const BackendRun& r) {
             {"stats", stats_json(r.stats)},
             {"first_loss", number(r.first_loss())},
             {"last_loss", number(r.last_loss())}};
+    if (r.profile) j["profile"] = profile_json(*r.profile);
+    return j;
 }
 
 json to_json(const std::vector<BackendRun>& runs) {
@@ -160,6 +181,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.peak_memory_bytes = j.at("peak_memory_bytes").get<uint64_t>();
     r.manifest_json = manifest_from(j.at("manifest"));
     r.stats = stats_from(j.at("stats"));
+    if (j.contains("profile")) r.profile = profile_from(j.at("profile"));
     return r;
 }
 

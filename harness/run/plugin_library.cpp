@@ -168,8 +168,8 @@ std::vector<hb_event> PluginSession::read_events() {
     uint32_t size = 0;
     check(api_.read_events(session_, &events, &count, &size), "read_events");
     if (count > 0 && (!events || size < offsetof(hb_event, end_ms) + sizeof(double)))
-        throw PluginCallError(HB_ERROR, plugin_name_ + ": read_events: events of " +
-                                            std::to_string(size) + " bytes");
+        throw PluginCallError(
+            HB_ERROR, plugin_name_ + ": read_events: events of " + std::to_string(size) + " bytes");
     std::vector<hb_event> out;
     for (int32_t i = 0; i < count; ++i) {
         hb_event e{};

@@ -23,6 +23,7 @@ results::BackendRun run_one(const config::RunConfig& config, const RunRequest& r
     job.config_path = request.config_path;
     job.backend = index;
     job.overrides = request.overrides;
+    job.profiling = request.profiling;
     job.result_path = (scratch / fmt::format("worker-{}.json", index)).string();
     return launch_worker(config, job,
                          timeout_of(config, config.backends.at(static_cast<size_t>(index))));

@@ -20,6 +20,7 @@ struct RunRequest {
     std::string config_path;
     std::vector<int> entries;  // indices into config.backends, in run order
     StepCounts overrides;
+    Profiling profiling;
     bool announce = true;  // one line per backend on stderr
     // Called with each finished row before it is reported.
     std::function<void(results::BackendRun&)> on_finished;

@@ -4,8 +4,10 @@
 #include "data/initial_state.hpp"
 #include "data/perturbation.hpp"
 #include "exit_codes.hpp"
+#include "harness/version.hpp"
 #include "model/hourglass.hpp"
 #include "results/atomic_file.hpp"
+#include "results/chrome_trace.hpp"
 #include "results/run_json.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
@@ -167,6 +169,57 @@ void time_steps(Training& training, results::BackendRun& run) {
     run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
 }
 
+results::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
+                                      const results::BackendRun& run) {
+    results::TraceMetadata m;
+    m.config_name = config.name;
+    m.config_path = job.config_path;
+    m.config_sha256 = config.sha256;
+    m.harness_version = std::string(kVersion) + " (" + kGitCommit + ")";
+    m.backend = run.backend;
+    m.plugin = run.plugin;
+    m.device = run.device;
+    m.placement = run.placement;
+    m.options = run.options;
+    return m;
+}
+
+// After the timed steps, `job.profiling.steps` more with the plugin's events on: the row's
+// profile and, when asked, the backend's trace. A plugin that cannot profile, or fails to, keeps
+// its timings; the profile says why it is missing.
+void profile_steps(Training& training, bool can_profile, const config::RunConfig& config,
+                   const WorkerJob& job, results::BackendRun& run) {
+    results::Profile& profile = run.profile.emplace();
+    if (!can_profile) {
+        profile.error = "plugin " + run.plugin + " cannot profile (no HB_CAP_PROFILE)";
+        return;
+    }
+    try {
+        std::vector<results::ProfiledStep> steps;
+        training.session->set_profiling(true);
+        const auto origin = clock::now();
+        const int first = run.warmup + run.iterations;
+        for (int k = 0; k < job.profiling.steps; ++k) {
+            results::ProfiledStep& s = steps.emplace_back();
+            s.start_ms = ms_since(origin);
+            const auto start = clock::now();
+            training.session->step((first + k) % training.batch_count);
+            s.duration_ms = ms_since(start);
+            for (const hb_event& e : training.session->read_events())
+                s.operations.push_back(operation_of(e, training.graph));
+        }
+        training.session->set_profiling(false);
+        profile = results::summarize(steps);
+        if (!job.profiling.trace_dir.empty())
+            results::write_file_atomically(
+                trace_path(job.profiling.trace_dir, config.name, run.backend),
+                results::json_text(results::chrome_trace(trace_metadata(config, job, run), steps)));
+    } catch (const std::exception& e) {
+        profile = results::Profile{};
+        profile.error = e.what();
+    }
+}
+
 // A conformance run: `run.iterations` steps, no warm-up; the gradients after step 1 and the
 // state after the last step are written under `tensors_dir`.
 void capture_steps(Training& training, results::BackendRun& run, const std::string& tensors_dir) {
@@ -214,6 +267,8 @@ results::BackendRun run_job(const WorkerJob& job) {
             capture_steps(training, run, job.capture->dir);
         else
             time_steps(training, run);
+        if (!job.capture && job.profiling.steps > 0)
+            profile_steps(training, library.can_profile(), config, job, run);
     } catch (const PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();

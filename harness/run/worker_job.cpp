@@ -52,6 +52,10 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
     else
         argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
                                  "--device", std::get<PluginDefaults>(job.backend).device});
+    if (job.profiling.steps > 0)
+        argv.insert(argv.end(), {"--profile-steps", std::to_string(job.profiling.steps)});
+    if (!job.profiling.trace_dir.empty())
+        argv.insert(argv.end(), {"--trace", job.profiling.trace_dir});
     if (job.capture)
         argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
                                  std::to_string(job.capture->perturb_bits)});

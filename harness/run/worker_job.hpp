@@ -5,6 +5,7 @@
 #include "config/config.hpp"
 #include "model/graph.hpp"
 #include "results/record.hpp"
+#include "run/profiling.hpp"
 
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@ struct WorkerJob {
     StepCounts overrides;
     std::string result_path;
     std::optional<Capture> capture;  // absent: a timed run
+    Profiling profiling;             // of a timed run
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);

@@ -77,8 +77,7 @@ public:
         }
         ~Scope() {
             if (log_)
-                log_->events_.push_back(
-                    {name_, layer_, phase_, "main", start_ms_, log_->now_ms()});
+                log_->events_.push_back({name_, layer_, phase_, "main", start_ms_, log_->now_ms()});
         }
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;

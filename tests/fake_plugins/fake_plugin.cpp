@@ -2,6 +2,7 @@
 // the loader and the runner can be shown to report them without losing the other backends.
 // `good` trains nothing: its "loss" only decreases so that a run has something to record.
 #include "hb/plugin.hpp"
+#include "hb/profile.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -24,6 +25,14 @@ public:
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 #endif
         hb::StepResult r;
+        log_.begin_step();
+        if (log_.enabled()) {
+            // Two host operations on layer 0 and an update, and one on a second track.
+            { hb::EventLog::Scope forward(log_, "forward op", 0, HB_PHASE_FORWARD); }
+            { hb::EventLog::Scope backward(log_, "backward op", 0, HB_PHASE_BACKWARD); }
+            { hb::EventLog::Scope update(log_, "update op", -1, HB_PHASE_UPDATE); }
+            log_.add("copy", -1, HB_PHASE_TRANSFER, 0, log_.now_ms(), "stream 0");
+        }
 #if defined(FAKE_nan)
         r.loss = std::numeric_limits<double>::quiet_NaN();
 #else
@@ -35,9 +44,16 @@ public:
     std::string manifest_json() override {
         return R"({"math": "fp32", "threads": 1})";
     }
+    void set_profiling(bool enabled) override {
+        log_.set_enabled(enabled);
+    }
+    const std::vector<hb_event>& events() override {
+        return log_.events();
+    }
 
 private:
     int steps_ = 0;
+    hb::EventLog log_;
 };
 
 class FakePlugin : public hb::Plugin {
@@ -53,6 +69,9 @@ public:
         info.version = "0.0.1";
         info.description = "test fixture";
         info.libraries = {{"nothing", "1.0"}};
+#if !defined(FAKE_unprofiled)
+        info.capabilities = HB_CAP_PROFILE;
+#endif
 #if defined(FAKE_unavailable)
         info.devices = {{ "cpu", "a processor", false, "deliberately unavailable" }};
 #else
