@@ -273,22 +273,25 @@ TEST_P(CudnnProfile, EventsOfAProfiledStep) {
     EXPECT_DOUBLE_EQ(after.loss, eager.loss);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, CudnnProfile,
-    ::testing::Values(StepMode{"fp32_nchw", {}}, StepMode{"graphs", {{"cuda_graphs", "true"}}},
-                      StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
-                      StepMode{"legacy_calls_nhwc",
-                               {{"convolutions", "legacy"},
-                                {"batchnorm", "legacy"},
-                                {"layout", "nhwc"},
-                                {"fused_bn_relu", "true"}}},
-                      StepMode{"bf16_nhwc_fused_graphs",
-                               {{"math", "bf16"},
-                                {"layout", "nhwc"},
-                                {"fused_bn_relu", "true"},
-                                {"cuda_graphs", "true"}},
-                               HB_PLACEMENT_HOST}),
-    [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
+// Eager steps with the graph API; a captured step copying its batch on the device; cuDNN's legacy
+// calls with a fused batch norm; bf16's own kernels and conversions with host placement, captured.
+INSTANTIATE_TEST_SUITE_P(Modes, CudnnProfile,
+                         ::testing::Values(StepMode{"fp32_nchw", {}},
+                                           StepMode{"graphs", {{"cuda_graphs", "true"}}},
+                                           StepMode{"legacy_calls_nhwc",
+                                                    {{"convolutions", "legacy"},
+                                                     {"batchnorm", "legacy"},
+                                                     {"layout", "nhwc"},
+                                                     {"fused_bn_relu", "true"}}},
+                                           StepMode{"bf16_nhwc_fused_graphs",
+                                                    {{"math", "bf16"},
+                                                     {"layout", "nhwc"},
+                                                     {"fused_bn_relu", "true"},
+                                                     {"cuda_graphs", "true"}},
+                                                    HB_PLACEMENT_HOST}),
+                         [](const ::testing::TestParamInfo<StepMode>& mode) {
+                             return mode.param.name;
+                         });
 
 TEST(CudnnPlugin, Describes) {
     const hb_plugin_info& info = plugin_info();
