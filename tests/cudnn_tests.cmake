@@ -1,6 +1,6 @@
 # The cuDNN backend's tests, when the plugin is built: its host-side plan, cuDNN descriptors and
-# kernel arithmetic on the CPU, and its training step against the reference backend on a GPU
-# (skipped visibly without).
+# kernel arithmetic on the CPU, and its training step (plain and profiled) against the reference
+# backend on a GPU (skipped visibly without).
 if(TARGET hb_cudnn)
   hb_add_test(cudnn_test
     SOURCES cudnn_test.cpp cudnn_plan_execution_test.cpp
@@ -15,6 +15,13 @@ else()
   hb_plugin_skip_reason(cudnn reason)
   hb_add_skipped_test(cudnn_test "${reason}")
   hb_add_skipped_test(cudnn_gpu_test "${reason}")
+endif()
+# The operations of a profiled step and their times on a fake clock: host code only, built
+# wherever the plan is, the plugin or not.
+if(TARGET hb_cudnn_plan)
+  hb_add_test(cudnn_profile_test
+    SOURCES cudnn_profile_test.cpp
+    LIBS hb_cudnn_plan hb_model)
 endif()
 # Read off the sources, so it runs whether or not the plugin is built here.
 add_test(NAME cudnn_stream_rules

@@ -56,6 +56,19 @@ private:
     cudaStream_t stream_;
 };
 
+// Ends a step's profiling however the step ends, so that a step that threw leaves no operation
+// expected of the calls that follow (set_batches converts batches through step_input).
+class StepScope {
+public:
+    explicit StepScope(OperationTimes& times) : times_(times) {}
+    ~StepScope() { times_.end_step(); }
+    StepScope(const StepScope&) = delete;
+    StepScope& operator=(const StepScope&) = delete;
+
+private:
+    OperationTimes& times_;
+};
+
 }  // namespace
 
 Settings CudnnSession::checked_settings(const hb_session_desc& desc) {
@@ -170,6 +183,7 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
     ErrorContext context("set_batches");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
     graph_.reset();
+    profiled_graph_.reset();
     host_inputs_.clear();
     host_targets_.clear();
     device_inputs_.clear();
@@ -232,13 +246,17 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
 const void* CudnnSession::step_input(const float* nchw, float* layout, void* storage) {
     const cudaStream_t s = stream_.get();
     const Plan& plan = step_->plan();
+    OperationTimes& times = step_->operation_times();
     const float* input = nchw;
     if (settings_.layout == Layout::nhwc) {
-        kernels::nchw_to_nhwc(input, layout, plan.values()[size_t(plan.input())].shape, s);
+        times.run({-1, HB_PHASE_REORDER, op::nchw_to_nhwc}, [&] {
+            kernels::nchw_to_nhwc(input, layout, plan.values()[size_t(plan.input())].shape, s);
+        });
         input = layout;
     }
     if (MathMode(settings_.math).storage() != Storage::bf16) return input;
-    kernels::to_bf16(input, storage, input_elements_, s);
+    times.run({-1, HB_PHASE_REORDER, op::to_bf16},
+              [&] { kernels::to_bf16(input, storage, input_elements_, s); });
     return storage;
 }
 
@@ -253,7 +271,10 @@ void CudnnSession::enqueue_step(int batch) {
         input = step_input(staged_input_.floats(), layout_input_.floats(), storage_input_.get());
         target = staged_target_.floats();
         if (settings_.layout == Layout::nhwc) {
-            kernels::nchw_to_nhwc(target, layout_target_.floats(), step_->plan().target_shape(), s);
+            step_->operation_times().run({-1, HB_PHASE_REORDER, op::nchw_to_nhwc}, [&] {
+                kernels::nchw_to_nhwc(target, layout_target_.floats(), step_->plan().target_shape(),
+                                      s);
+            });
             target = layout_target_.floats();
         }
     } else if (settings_.cuda_graphs) {
@@ -285,24 +306,42 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     const bool host = settings_.placement == HB_PLACEMENT_HOST;
     ErrorContext context("step");
     const cudaStream_t s = stream_.get();
+    OperationTimes& times = step_->operation_times();
+    StepScope scope(times);
 
+    log_.begin_step();
     record_event(start_.get(), s);
+    times.begin_step(log_.enabled());
     // The batch goes into fixed buffers (from host memory, or between device buffers for a
     // graph), so one graph serves every batch.
     if (host) {
-        HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(batch)].data(),
-                                 staged_input_.bytes(), cudaMemcpyHostToDevice, s));
-        HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(batch)].data(),
-                                 staged_target_.bytes(), cudaMemcpyHostToDevice, s));
+        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(batch)].data(),
+                                     staged_input_.bytes(), cudaMemcpyHostToDevice, s));
+        });
+        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(batch)].data(),
+                                     staged_target_.bytes(), cudaMemcpyHostToDevice, s));
+        });
     } else if (settings_.cuda_graphs) {
-        HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(batch)].get(),
-                                 graph_input_.bytes(), cudaMemcpyDeviceToDevice, s));
-        HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(batch)].get(),
-                                 graph_target_.bytes(), cudaMemcpyDeviceToDevice, s));
+        times.run({-1, HB_PHASE_REORDER, op::memcpy_device_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(batch)].get(),
+                                     graph_input_.bytes(), cudaMemcpyDeviceToDevice, s));
+        });
+        times.run({-1, HB_PHASE_REORDER, op::memcpy_device_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(batch)].get(),
+                                     graph_target_.bytes(), cudaMemcpyDeviceToDevice, s));
+        });
     }
     if (settings_.cuda_graphs && eager_steps_ > 0) {
-        if (!graph_) graph_ = capture(batch);
-        HB_CHECK(cudaGraphLaunch(graph_.get(), s));
+        // A profiled step replays its own graph, captured with the events of its operations; an
+        // unprofiled one the graph without them, so it costs what it did before profiling.
+        GraphExec& graph = times.active() ? profiled_graph_ : graph_;
+        if (!graph)
+            graph = capture(batch);  // the operations' marks are recorded as the graph's nodes
+        else
+            times.replay_graph();
+        HB_CHECK(cudaGraphLaunch(graph.get(), s));
     } else {
         // With CUDA graphs, the first step runs eagerly: lazy initialisation inside cuDNN or the
         // kernels cannot happen while the stream is captured.
@@ -313,9 +352,12 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     const Plan& plan = step_->plan();
     const size_t loss_bytes = size_t(plan.loss_count()) * sizeof(double);
     if (loss_bytes)
-        HB_CHECK(
-            cudaMemcpyAsync(losses_.get(), step_->losses(), loss_bytes, cudaMemcpyDeviceToHost, s));
+        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_device_to_host}, [&] {
+            HB_CHECK(cudaMemcpyAsync(losses_.get(), step_->losses(), loss_bytes,
+                                     cudaMemcpyDeviceToHost, s));
+        });
     HB_CHECK(cudaStreamSynchronize(s));
+    times.finish(log_, track);
 
     hb::StepResult result;
     const auto* losses = static_cast<const double*>(losses_.get());
@@ -324,6 +366,17 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     result.backward_ms = elapsed(forward_end_.get(), backward_end_.get());
     result.optimizer_ms = elapsed(backward_end_.get(), end_.get());
     return result;
+}
+
+void CudnnSession::set_profiling(bool enabled) {
+    ErrorContext context("set_profiling");
+    // The pool of events is created once, before any profiled step can be captured.
+    if (enabled) step_->prepare_profiling();
+    log_.set_enabled(enabled);
+}
+
+const std::vector<hb_event>& CudnnSession::events() {
+    return log_.events();
 }
 
 void CudnnSession::read_state(float* const* tensors) {

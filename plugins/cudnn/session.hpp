@@ -1,10 +1,11 @@
 // A training session of the cuDNN backend on one CUDA device: the step (step.hpp), the batches,
-// optional CUDA graphs of the step, phase timing with events, and state transfer in the
-// canonical host format.
+// optional CUDA graphs of the step, phase timing with events, per-operation events when profiled
+// (operation_times.hpp), and state transfer in the canonical host format.
 #pragma once
 
 #include "handles.hpp"
 #include "hb/plugin.hpp"
+#include "hb/profile.hpp"
 #include "options.hpp"
 #include "step.hpp"
 
@@ -29,6 +30,11 @@ public:
     void read_gradients(float* const* gradients) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
+    void set_profiling(bool enabled) override;
+    const std::vector<hb_event>& events() override;
+
+    // The track of every event: the step runs on one stream.
+    static constexpr const char* track = "stream 0";
 
 private:
     static Settings checked_settings(const hb_session_desc& desc);
@@ -58,8 +64,12 @@ private:
     DeviceBuffer layout_input_, layout_target_;  // host placement, NHWC: after conversion
     DeviceBuffer storage_input_;                 // host placement, bf16: after conversion
     DeviceBuffer graph_input_, graph_target_;    // device placement with CUDA graphs
-    GraphExec graph_;                            // the captured step, for every batch
+    // The captured step, for every batch: unprofiled, and profiled (with the events of its
+    // operations as nodes, so it is captured after the step's pool of events was created, and
+    // destroyed before it: step_ holds the pool).
+    GraphExec graph_, profiled_graph_;
     int64_t eager_steps_ = 0;
+    hb::EventLog log_;  // the last step's events when profiled
     std::string device_name_, compute_capability_;
 };
 

@@ -10,6 +10,10 @@
 // convolution bias are the backend's own kernels (channel_kernels.hpp), with float32 parameters
 // and statistics.
 //
+// Each operation is enqueued through OperationTimes (operation_times.hpp) with its layer, phase
+// and name, as step_operations (operations.hpp) lists them from calls(): timed between two events
+// when the step is profiled, at the cost of one flag test when it is not.
+//
 // step_setup.cpp sets the step up (the plan with its fusions, descriptors, algorithms, memory),
 // step.cpp runs it, step_manifest.cpp describes it.
 #pragma once
@@ -21,6 +25,8 @@
 #include "handles.hpp"
 #include "hb/json.hpp"
 #include "math_mode.hpp"
+#include "operation_times.hpp"
+#include "operations.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 
@@ -46,6 +52,13 @@ public:
     // After the parameters were written from outside the step (load_state).
     void parameters_changed();
 
+    // What setup chose, as far as it decides the operations a step enqueues (operations.hpp).
+    StepCalls calls() const;
+    // The times of the step's operations when profiled. prepare_profiling creates the pool of
+    // events for step_operations once (outside any capture); later calls keep it.
+    void prepare_profiling();
+    OperationTimes& operation_times() { return times_; }
+
     float* parameters() const { return parameters_.floats(); }
     float* gradients() const { return gradients_.floats(); }
     float* square_averages() const { return square_averages_.floats(); }
@@ -59,11 +72,6 @@ public:
     void add_manifest(hb::JsonObject& manifest) const;
 
 private:
-    // Who computes a batch norm or a convolution's bias, chosen at setup: cuDNN (a batch norm
-    // through its plain calls, or its Ex calls with workspace and reserve space), or the backend's
-    // own kernels (MathMode::own_channel_kernels).
-    enum class Calls { cudnn, cudnn_ex, own };
-
     struct DeviceLayer {
         // conv2d
         std::unique_ptr<ConvolutionDescriptors> conv;
@@ -116,6 +124,10 @@ private:
     void batchnorm_backward(const LayerPlan& layer, DeviceLayer& device, const void* x, void* dx,
                             bool accumulate, const void* dy);
     kernels::BatchNormTensors batchnorm_tensors(const LayerPlan& layer) const;
+    // The index of a layer of the plan (its IR layer), for its operations.
+    int32_t index_of(const LayerPlan& layer) const {
+        return static_cast<int32_t>(&layer - plan_->layers().data());
+    }
 
     Settings settings_;
     MathMode mode_;
@@ -137,6 +149,7 @@ private:
     int measured_shapes_ = 0;
     const void* input_ = nullptr;
     const float* target_ = nullptr;
+    OperationTimes times_;
 };
 
 // Batch norm's cuDNN operations: with the ReLU after it when fused.

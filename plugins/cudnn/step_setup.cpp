@@ -5,6 +5,7 @@
 
 #include "channel_kernels.hpp"
 #include "check.hpp"
+#include "events.hpp"
 #include "hb/plugin.hpp"
 #include "kernels.hpp"
 
@@ -253,6 +254,30 @@ void TrainingStep::allocate() {
     kernels::fill(square_averages_.floats(), settings_.optimizer.initial_square_average,
                   plan_->parameter_floats(), stream_);
     HB_CHECK(cudaStreamSynchronize(stream_));
+}
+
+StepCalls TrainingStep::calls() const {
+    StepCalls calls;
+    for (const DeviceLayer& device : layers_) {
+        LayerCalls layer;
+        layer.graph_convolution = bool(device.graph_forward);
+        layer.bias = device.bias;
+        layer.batchnorm = device.batchnorm;
+        layer.gradient_scratch = device.gradient_scratch >= 0;
+        calls.layers.push_back(layer);
+    }
+    calls.widens_weight_gradients = mode_.converts_weights();
+    calls.placement = settings_.placement;
+    calls.cuda_graphs = settings_.cuda_graphs;
+    calls.nhwc = settings_.layout == Layout::nhwc;
+    calls.bf16_input = mode_.storage() == Storage::bf16;
+    return calls;
+}
+
+void TrainingStep::prepare_profiling() {
+    if (times_.prepared()) return;
+    ErrorContext context("the profiling events");
+    times_ = OperationTimes(step_operations(*plan_, calls()), std::make_unique<EventPool>(stream_));
 }
 
 uint64_t TrainingStep::device_bytes() const {
