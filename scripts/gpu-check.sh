@@ -271,7 +271,7 @@ else
 fi
 
 if wants tests; then
-  stage cudnn_gpu_test 75 env HB_CUDNN_PLUGIN="$PWD/$plugins/hb_cudnn.so" \
+  stage cudnn_gpu_test 120 env HB_CUDNN_PLUGIN="$PWD/$plugins/hb_cudnn.so" \
     HB_CHECK_CONFIG="$PWD/configs/check.yaml" "$bundle/cudnn_gpu_test" --gtest_brief=1
   test_results+="cudnn_gpu_test:"$'\n'$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$stage_output")$'\n'
   stage "libtorch_test (CUDA)" 45 env HB_LIBTORCH_PLUGIN="$PWD/$plugins/hb_libtorch.so" \
