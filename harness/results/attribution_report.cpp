@@ -82,6 +82,12 @@ std::string kind_table(const std::vector<const ProfiledRun*>& runs) {
     out += table_row("unaccounted (between operations)",
                      column([](const Profile& p) { return p.unaccounted_ms(); }));
     out += table_row("**step (profiled)**", column([](const Profile& p) { return p.step_ms; }));
+    std::string share = "| operations' share of the step |";
+    for (const ProfiledRun* r : runs)
+        share += fmt::format(
+            " {:.1f}% |",
+            r->profile.step_ms > 0 ? 100 * r->profile.operations_ms() / r->profile.step_ms : 0.0);
+    out += share + (runs.size() == 2 ? " |\n" : "\n");
     std::vector<double> timed;
     for (const ProfiledRun* r : runs) timed.push_back(r->timed_median_ms);
     out += table_row("step (timed, median, unprofiled)", timed);
