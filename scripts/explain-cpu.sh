@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Why libtorch-cpu trails onednn on this machine, in one run: configs/cpu-ablation.yaml (each
+# backend's base and the entries that change one thing from it) with every entry's steps profiled
+# and traced, then `harness report --explain --by kind --by layer --charts`. Checks that each
+# profiled backend's operations account for its step: their sum within 5% of the profiled step's
+# wall time.
+#
+#   scripts/explain-cpu.sh [OUT_DIR]    (default results/cpu-explain; needs ./build)
+#   ROUNDS=3 scripts/explain-cpu.sh     (several rounds: the report merges them)
+#
+# Writes OUT_DIR/ablation-round<N>.csv (with JSON sidecars), OUT_DIR/traces/*.json (load them in
+# ui.perfetto.dev), OUT_DIR/charts/ and OUT_DIR/report.md. Exits 1 when a backend's operations
+# miss more than 5% of its step, or a backend failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+out=${1:-results/cpu-explain}
+rounds=${ROUNDS:-1}
+harness="$build/harness"
+[[ -x $harness ]] || { echo "explain-cpu: $harness not built (cmake --build $build)" >&2; exit 2; }
+mkdir -p "$out"
+rm -f "$out"/ablation-round*.csv "$out"/ablation-round*.json
+status=0
+for round in $(seq 1 "$rounds"); do
+  echo "== round $round of $rounds: configs/cpu-ablation.yaml, profiled and traced"
+  "$harness" run configs/cpu-ablation.yaml --trace "$out/traces" \
+    --output "$out/ablation-round$round.csv" || status=1
+done
+"$harness" report "$out"/ablation-round*.csv --baseline onednn --explain --by kind --by layer \
+  --charts "$out/charts" --output "$out/report.md"
+# The share row of the --by kind table, against its header's backends.
+shares=$(awk -F'|' '
+  $2 ~ /operation kind/ { n = NF; for (i = 3; i < NF; ++i) { name[i] = $i; gsub(/ /, "", name[i]) } }
+  $2 ~ /share of the step/ {
+    for (i = 3; i < NF; ++i) { v = $i; gsub(/[ %]/, "", v); if (v != "" && name[i] !~ /−/) print name[i], v }
+  }' "$out/report.md")
+echo
+echo "operations' share of each profiled step:"
+while read -r backend share; do
+  verdict=ok
+  if awk -v s="$share" 'BEGIN { exit !(s < 95 || s > 105) }'; then verdict="MISSES MORE THAN 5%"; status=1; fi
+  printf '  %-28s %6s%%  %s\n' "$backend" "$share" "$verdict"
+done <<<"$shares"
+echo
+echo "report: $out/report.md; traces: $out/traces/"
+exit "$status"
