@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -685,20 +686,24 @@ double median(std::vector<double> v) {
 }
 
 // What profiling costs and how much of a step its events cover, on configs/cpu-ablation.yaml's
-// network (hourglass2, batch 6, 256x256) with 2 threads: a measurement, not a check, so it runs
-// only when HB_PROFILE_MEASURE gives the number of rounds (one unprofiled and one profiled step
-// each, after two warm-up steps):
+// network (hourglass2, batch 6, 256x256) with 2 threads, or with HB_PROFILE_NETWORK=small on this
+// file's small network with 1 thread (short operations, where the callbacks weigh most): a
+// measurement, not a check, so it runs only when HB_PROFILE_MEASURE gives the number of rounds
+// (one unprofiled and one profiled step each, after two warm-up steps):
 //   HB_PROFILE_MEASURE=5 build/tests/libtorch_test --gtest_filter='*MeasuresItsCost*'
 TEST(LibTorchProfile, MeasuresItsCost) {
     const char* rounds_text = std::getenv("HB_PROFILE_MEASURE");
     if (!rounds_text) GTEST_SKIP() << "a measurement: set HB_PROFILE_MEASURE=<rounds> to run it";
     const int rounds = std::max(1, std::atoi(rounds_text));
+    const char* network = std::getenv("HB_PROFILE_NETWORK");
+    const bool small = network && std::string(network) == "small";
     HourglassSpec spec;
     spec.stacks = 2;
-    const Problem problem(spec);
+    const std::unique_ptr<Problem> hourglass2 = small ? nullptr : std::make_unique<Problem>(spec);
+    const Problem& problem = small ? small_problem() : *hourglass2;
     SessionSetup setup;
     setup.problem = &problem;
-    setup.options = {{"threads", "2"}};
+    setup.options = {{"threads", small ? "1" : "2"}};
     ReadySession session(setup);
     for (int32_t b = 0; b < 2; ++b) timed_step(session, b);
     std::vector<double> plain, profiled, covered, span;
