@@ -1,6 +1,7 @@
 #include "op_events.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace libtorch_backend::profile {
@@ -69,6 +70,12 @@ OpRecord* TrackRecorder::end() {
     return &records_.back();
 }
 
+bool TrackRecorder::nested_unneeded() const {
+    if (depth_ == 0 || records_.empty() || records_.back().finished) return false;
+    const OpRecord& outer = records_.back();
+    return !(outer.node && outer.sequence_nr < 0);
+}
+
 std::string_view short_name(std::string_view name) {
     if (starts_with(name, kEnginePrefix)) name.remove_prefix(kEnginePrefix.size());
     if (starts_with(name, kAutogradPrefix)) name.remove_prefix(kAutogradPrefix.size());
@@ -119,17 +126,22 @@ void add_events(const std::vector<Track>& tracks, const SequenceMap& map, bool d
     struct Pending {
         const OpRecord* op;
         Attribution attribution;
-        std::string track;
+        const std::string* track;
     };
     std::vector<Pending> pending;
+    std::map<int64_t, std::string> streams;
     Attributor attribute(map, device);
     for (const Track& track : tracks) {
         attribute.new_track();
         for (const OpRecord& op : *track.records) {
             if (!op.finished) continue;
-            pending.push_back(
-                {&op, attribute(op),
-                 track.by_stream ? "stream " + std::to_string(op.stream) : track.name});
+            const std::string* name = &track.name;
+            if (track.by_stream) {
+                auto [it, added] = streams.try_emplace(op.stream);
+                if (added) it->second = "stream " + std::to_string(op.stream);
+                name = &it->second;
+            }
+            pending.push_back({&op, attribute(op), name});
         }
     }
     std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
@@ -138,7 +150,7 @@ void add_events(const std::vector<Track>& tracks, const SequenceMap& map, bool d
     for (const Pending& p : pending) {
         const OpRecord& op = *p.op;
         log.add(op.node ? short_name(op.name) : std::string_view(op.name), p.attribution.layer,
-                p.attribution.phase, op.start_ms, op.end_ms, p.track);
+                p.attribution.phase, op.start_ms, op.end_ms, *p.track);
     }
 }
 

@@ -89,12 +89,18 @@ public:
     OpRecord* end();
 
     int depth() const { return depth_; }
+    // Whether the open outermost operation has all it needs from the operations nested in it
+    // (none, unless it is a node still without its number): they need not be seen at all.
+    bool nested_unneeded() const;
     const std::vector<OpRecord>& records() const { return records_; }
     std::vector<OpRecord>& records() { return records_; }
     void clear() {
         records_.clear();
         depth_ = 0;
     }
+    // Whether the thread stopped RecordFunction inside the open outermost operation (the
+    // profiler's flag, kept per thread).
+    bool quiet = false;
 
 private:
     int depth_ = 0;

@@ -121,11 +121,28 @@ void OpProfiler::on_start(const at::RecordFunction& fn) {
         fn.scope() == at::RecordScope::BACKWARD_FUNCTION || profile::is_engine_node(view);
     const profile::Region region{layer_.load(std::memory_order_relaxed),
                                  static_cast<profile::Part>(part_.load(std::memory_order_relaxed))};
-    if (profile::OpRecord* r = track().start(view, fn.seqNr(), node, region)) start_record(*r);
+    profile::TrackRecorder& t = track();
+    profile::OpRecord* r = t.start(view, fn.seqNr(), node, region);
+    // The operations nested in this one are its own work: RecordFunction is switched off on this
+    // thread until it ends, so that they cost what they cost unprofiled. (A node's own record,
+    // nested in the engine's, is awaited for its sequence number first.) The clock is read last
+    // here and first at the end, so that the profiler's own work stays outside the event.
+    if (!t.quiet && t.nested_unneeded()) {
+        at::enableRecordFunction(false);
+        t.quiet = true;
+    }
+    if (r) start_record(*r);
 }
 
 void OpProfiler::on_end() {
-    if (profile::OpRecord* r = track().end()) end_record(*r);
+    profile::TrackRecorder& t = track();
+    if (profile::OpRecord* r = t.end()) {
+        end_record(*r);
+        if (t.quiet) {
+            at::enableRecordFunction(true);
+            t.quiet = false;
+        }
+    }
 }
 
 void OpProfiler::begin(profile::Part part, int32_t layer, const char* timed_as) {
