@@ -817,12 +817,14 @@ TEST(LibTorchCuda, AProfiledStepIsTimedOnTheStream) {
         SessionSetup setup = cuda_setup({{"cudnn_benchmark", "false"}});
         setup.placement = placement;
         ReadySession profiled(setup), plain(setup);
-        EXPECT_NEAR(timed_step(profiled, 0).loss, timed_step(plain, 0).loss, 1e-5);
+        // cuDNN's weight gradients may add in any order: the same step to rounding.
+        auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-4 * std::fabs(b); };
+        EXPECT_TRUE(near(timed_step(profiled, 0).loss, timed_step(plain, 0).loss));
         set_profiling(profiled, true);
         // The second profiled step reuses the first one's events.
         for (int32_t step = 1; step <= 2; ++step) {
             const TimedStep t = timed_step(profiled, step % 2);
-            EXPECT_NEAR(t.loss, timed_step(plain, step % 2).loss, 1e-5);
+            EXPECT_TRUE(near(t.loss, timed_step(plain, step % 2).loss)) << "step " << step;
             const std::vector<hb_event> events = read_events(profiled);
             expect_valid_profile(setup.problem->graph, events, t.wall_ms);
             int transfers = 0;
