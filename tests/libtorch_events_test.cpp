@@ -17,7 +17,7 @@ Region forward(int32_t layer) {
     return {layer, Part::forward};
 }
 
-TEST(SequenceMap, FindsTheLayerWhoseForwardCreatedANode) {
+TEST(LibTorchSequenceMap, FindsTheLayerWhoseForwardCreatedANode) {
     SequenceMap map;
     map.add(10, 13, forward(0));
     map.add(13, 13, forward(1));  // a layer that created no node
@@ -36,14 +36,14 @@ TEST(SequenceMap, FindsTheLayerWhoseForwardCreatedANode) {
     EXPECT_EQ(map.find(10), nullptr);
 }
 
-TEST(SequenceMap, RefusesRangesOutOfOrder) {
+TEST(LibTorchSequenceMap, RefusesRangesOutOfOrder) {
     SequenceMap map;
     map.add(10, 20, forward(0));
     EXPECT_THROW(map.add(15, 25, forward(1)), std::logic_error);
     EXPECT_NO_THROW(map.add(20, 25, forward(1)));
 }
 
-TEST(TrackRecorder, KeepsOnlyTheOutermostOperations) {
+TEST(LibTorchTrackRecorder, KeepsOnlyTheOutermostOperations) {
     TrackRecorder t;
     OpRecord* conv = t.start("aten::conv2d", 5, false, forward(0));
     ASSERT_NE(conv, nullptr);
@@ -66,7 +66,7 @@ TEST(TrackRecorder, KeepsOnlyTheOutermostOperations) {
     EXPECT_EQ(t.records()[1].region.layer, 1);
 }
 
-TEST(TrackRecorder, TakesANodesNumberFromItsOwnRecordInsideTheEngines) {
+TEST(LibTorchTrackRecorder, TakesANodesNumberFromItsOwnRecordInsideTheEngines) {
     TrackRecorder t;
     // LibTorch 2.x: the engine's record has no number, the node's own record inside it has.
     ASSERT_NE(t.start("autograd::engine::evaluate_function: ReluBackward0", -1, true, {}), nullptr);
@@ -89,7 +89,7 @@ TEST(TrackRecorder, TakesANodesNumberFromItsOwnRecordInsideTheEngines) {
     EXPECT_EQ(t.records()[2].sequence_nr, -1);
 }
 
-TEST(TrackRecorder, InternsNamesThatOutliveTheCallersString) {
+TEST(LibTorchTrackRecorder, InternsNamesThatOutliveTheCallersString) {
     TrackRecorder t;
     std::string name = "autograd::engine::evaluate_function: ConvolutionBackward0";
     t.start(name, 3, true, {-1, Part::backward});
@@ -102,7 +102,7 @@ TEST(TrackRecorder, InternsNamesThatOutliveTheCallersString) {
     EXPECT_EQ(t.records()[1].name, first);
 }
 
-TEST(OpNames, EngineNodesAreShownByTheirNodeName) {
+TEST(LibTorchOpNames, EngineNodesAreShownByTheirNodeName) {
     EXPECT_EQ(short_name("autograd::engine::evaluate_function: ConvolutionBackward0"),
               "ConvolutionBackward0");
     EXPECT_EQ(short_name("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"),
@@ -122,7 +122,7 @@ OpRecord op(const char* name, Region region, int64_t seq = -1, bool node = false
     return r;
 }
 
-TEST(Attributor, FollowsTheDesignsPhaseRules) {
+TEST(LibTorchAttributor, FollowsTheDesignsPhaseRules) {
     SequenceMap map;
     map.add(0, 2, forward(0));        // conv
     map.add(2, 3, forward(1));        // batch norm
@@ -180,7 +180,7 @@ OpRecord timed(const char* name, Region region, double start, double end, int64_
     return r;
 }
 
-TEST(AddEvents, OrdersTheTracksOperationsByStartAndNamesTheirTracks) {
+TEST(LibTorchAddEvents, OrdersTheTracksOperationsByStartAndNamesTheirTracks) {
     SequenceMap map;
     const std::vector<OpRecord> main = {timed("aten::conv2d", forward(0), 0.5, 1.0),
                                         timed("aten::relu_", forward(1), 1.0, 1.5),
@@ -216,7 +216,7 @@ TEST(AddEvents, OrdersTheTracksOperationsByStartAndNamesTheirTracks) {
     EXPECT_STREQ(log.events()[2].track, "stream 7");
 }
 
-TEST(MarkPool, GrowsToTheLargestStepAndThenCreatesNone) {
+TEST(LibTorchMarkPool, GrowsToTheLargestStepAndThenCreatesNone) {
     MarkPool pool;
     size_t created = 0;
     auto take = [&] {
