@@ -574,7 +574,7 @@ TimedStep timed_step(PluginSession& session, int32_t batch) {
 
 // What docs/design.md §3 asks of a profiled step's events: valid layers, names and tracks; on
 // each track, events in order that never overlap, within the step's wall time; every
-// convolution with a forward and a backward event; an update.
+// convolution with a forward and a backward event; an update. HB_PRINT_EVENTS=1 prints them.
 void expect_valid_profile(const Graph& graph, const std::vector<hb_event>& events, double wall_ms) {
     ASSERT_FALSE(events.empty());
     if (std::getenv("HB_PRINT_EVENTS"))
