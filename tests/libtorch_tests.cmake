@@ -8,3 +8,9 @@ else()
   hb_plugin_skip_reason(libtorch reason)
   hb_add_skipped_test(libtorch_test "${reason}")
 endif()
+
+# The plugin's profiling logic that needs neither LibTorch nor a GPU, built from its source alone.
+hb_add_test(libtorch_events_test
+  SOURCES libtorch_events_test.cpp ${PROJECT_SOURCE_DIR}/plugins/libtorch/op_events.cpp
+  LIBS hb::sdk)
+target_include_directories(libtorch_events_test PRIVATE ${PROJECT_SOURCE_DIR}/plugins/libtorch)

@@ -1,6 +1,7 @@
 #include "network.hpp"
 
 #include "hb/graph.hpp"
+#include "op_profiler.hpp"
 
 #include <ATen/Functions.h>
 #include <ATen/core/Reduction.h>
@@ -32,7 +33,7 @@ Network::Network(const hb_graph& source, const c10::TensorOptions& options,
     target_shape_ = {graph.target.n, graph.target.c, graph.target.h, graph.target.w};
 
     for (const hb::Tensor& t : graph.tensors) {
-        TensorSpec spec{t.name, t.shape, t.trainable};
+        TensorSpec spec{t.name, t.shape, t.trainable, t.layer};
         const c10::MemoryFormat layout =
             t.shape.size() == 4 ? format : c10::MemoryFormat::Contiguous;
         tensors_.push_back(at::empty(spec.shape, options, layout).requires_grad_(spec.trainable));
@@ -81,6 +82,13 @@ std::vector<at::Tensor> Network::trainable_tensors() const {
     std::vector<at::Tensor> out;
     for (size_t i = 0; i < tensors_.size(); ++i)
         if (specs_[i].trainable) out.push_back(tensors_[i]);
+    return out;
+}
+
+std::vector<int32_t> Network::trainable_layers() const {
+    std::vector<int32_t> out;
+    for (const TensorSpec& spec : specs_)
+        if (spec.trainable) out.push_back(spec.layer);
     return out;
 }
 
@@ -142,13 +150,21 @@ void Network::check_output(const Layer& layer, const at::Tensor& y) const {
                         ", the graph declares " + to_string(expected));
 }
 
-at::Tensor Network::forward(const at::Tensor& input, const at::Tensor& target) {
+at::Tensor Network::forward(const at::Tensor& input, const at::Tensor& target,
+                            OpProfiler* profiler) {
     values_[input_] = input;
     at::Tensor loss;
-    for (const Layer& layer : layers_) {
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const Layer& layer = layers_[i];
+        if (profiler) profiler->begin(profile::Part::forward, static_cast<int32_t>(i));
         at::Tensor y = run_layer(layer, target);
+        if (profiler) profiler->end();
         if (!shapes_checked_) check_output(layer, y);
-        if (layer.kind == HB_LAYER_MSE_LOSS) loss = loss.defined() ? loss.add(y) : y;
+        if (layer.kind == HB_LAYER_MSE_LOSS) {
+            if (profiler) profiler->begin(profile::Part::loss);
+            loss = loss.defined() ? loss.add(y) : y;
+            if (profiler) profiler->end();
+        }
         values_[layer.output] = std::move(y);
         for (int v : layer.released) values_[v].reset();
     }

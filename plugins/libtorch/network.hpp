@@ -16,10 +16,13 @@
 
 namespace libtorch_backend {
 
+class OpProfiler;
+
 struct TensorSpec {
     std::string name;
     std::vector<int64_t> shape;  // canonical: OIHW for conv weights
     bool trainable = false;
+    int32_t layer = -1;  // the layer it belongs to
 };
 
 class Network {
@@ -33,13 +36,17 @@ public:
     // A parameter (a leaf that requires a gradient) or a running statistic.
     const at::Tensor& tensor(int i) const { return tensors_[i]; }
     std::vector<at::Tensor> trainable_tensors() const;
+    // The layer of each of trainable_tensors().
+    std::vector<int32_t> trainable_layers() const;
 
     const std::vector<int64_t>& input_shape() const { return input_shape_; }
     const std::vector<int64_t>& target_shape() const { return target_shape_; }
 
     // The training-mode forward pass (BN running statistics are updated): returns the loss, the
-    // sum of the mse_loss outputs, as a one-element tensor that autograd can differentiate.
-    at::Tensor forward(const at::Tensor& input, const at::Tensor& target);
+    // sum of the mse_loss outputs, as a one-element tensor that autograd can differentiate. With
+    // a profiler (a profiled step), each layer's forward and the loss sum are parts of the step.
+    at::Tensor forward(const at::Tensor& input, const at::Tensor& target,
+                       OpProfiler* profiler = nullptr);
 
     int inplace_relus() const;  // ReLUs that overwrite their input, for the manifest
     int layers() const { return static_cast<int>(layers_.size()); }

@@ -1,6 +1,7 @@
 #include "optimizer.hpp"
 
 #include "hb/plugin.hpp"
+#include "op_profiler.hpp"
 
 #include <ATen/Functions.h>
 #include <ATen/core/grad_mode.h>
@@ -8,8 +9,12 @@
 namespace libtorch_backend {
 
 RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameters,
-                 bool multi_tensor)
-    : settings_(settings), multi_tensor_(multi_tensor), parameters_(std::move(parameters)) {
+                 std::vector<int32_t> layers, bool multi_tensor)
+    : settings_(settings),
+      multi_tensor_(multi_tensor),
+      parameters_(std::move(parameters)),
+      layers_(std::move(layers)) {
+    layers_.resize(parameters_.size(), -1);
     at::NoGradGuard no_grad;
     for (const at::Tensor& p : parameters_) {
         square_averages_.push_back(at::full_like(p, settings_.initial_square_average));
@@ -17,12 +22,15 @@ RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameter
     }
 }
 
-void RmsProp::step() {
+void RmsProp::step(OpProfiler* profiler) {
     at::NoGradGuard no_grad;
-    if (multi_tensor_)
+    if (multi_tensor_) {
+        if (profiler) profiler->begin(profile::Part::update);
         step_multi_tensor();
-    else
-        step_each();
+        if (profiler) profiler->end();
+    } else {
+        step_each(profiler);
+    }
 }
 
 // The same operations as step_each, each applied to every parameter at once.
@@ -62,13 +70,14 @@ void RmsProp::step_multi_tensor() {
     }
 }
 
-void RmsProp::step_each() {
+void RmsProp::step_each(OpProfiler* profiler) {
     const double lr = settings_.learning_rate;
     const double alpha = settings_.alpha;
     const double eps = settings_.eps;
     const double momentum = settings_.momentum;
     const bool torch = settings_.variant == HB_RMSPROP_TORCH;
     for (size_t i = 0; i < parameters_.size(); ++i) {
+        if (profiler) profiler->begin(profile::Part::update, layers_[i]);
         at::Tensor& p = parameters_[i];
         at::Tensor g = p.grad();
         if (!g.defined()) throw hb::Error("optimizer: a parameter has no gradient");
@@ -88,6 +97,7 @@ void RmsProp::step_each() {
             buffer.mul_(momentum).addcdiv_(g, denominator, lr);
             p.sub_(buffer);
         }
+        if (profiler) profiler->end();
     }
 }
 

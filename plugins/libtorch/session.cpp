@@ -60,7 +60,9 @@ TorchSession::TorchSession(const hb_session_desc& desc)
     : settings_(configure_process(parse_settings(desc))),
       format_(memory_format(settings_)),
       network_(*desc.graph, device_options(), format_),
-      optimizer_(settings_.optimizer, network_.trainable_tensors(), settings_.foreach) {
+      optimizer_(settings_.optimizer, network_.trainable_tensors(), network_.trainable_layers(),
+                 settings_.foreach),
+      profiler_(settings_.device) {
     if (settings_.device.is_cuda()) events_ = std::make_unique<PhaseEvents>(settings_.device);
     if (settings_.cuda_graphs) {
         captured_step_ = std::make_unique<CapturedStep>(settings_.device);
@@ -112,24 +114,28 @@ std::pair<at::Tensor, at::Tensor> TorchSession::stage(size_t b) const {
             targets_[b].to(settings_.device, settings_.dtype, false, true, format_)};
 }
 
-void TorchSession::clear_gradients() {
+void TorchSession::clear_gradients(OpProfiler* profiler) {
     // As optimizer.zero_grad(set_to_none=True): the backward pass writes fresh gradients instead
-    // of adding to zeroed ones.
+    // of adding to zeroed ones. No operator runs, so a profile shows this as one operation.
+    if (profiler) profiler->begin(profile::Part::zero_grad, -1, "zero_grad");
     for (int i = 0; i < network_.num_tensors(); ++i)
         if (network_.spec(i).trainable) network_.tensor(i).mutable_grad().reset();
+    if (profiler) profiler->end();
 }
 
 at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target,
-                               hb::StepResult* times) {
+                               hb::StepResult* times, OpProfiler* profiler) {
     const auto start = Clock::now();
-    clear_gradients();
-    at::Tensor loss = network_.forward(input, target);
+    clear_gradients(profiler);
+    at::Tensor loss = network_.forward(input, target, profiler);
     const auto forward_end = Clock::now();
     if (events_) events_->record(PhaseEvents::forward_end);
+    if (profiler) profiler->begin(profile::Part::backward);
     loss.backward();
+    if (profiler) profiler->end();
     const auto backward_end = Clock::now();
     if (events_) events_->record(PhaseEvents::backward_end);
-    optimizer_.step();
+    optimizer_.step(profiler);
     if (events_) events_->record(PhaseEvents::end);
     if (times) {
         const auto end = Clock::now();
@@ -137,7 +143,10 @@ at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target
         times->backward_ms = milliseconds(forward_end, backward_end);
         times->optimizer_ms = milliseconds(backward_end, end);
     }
-    return loss.detach();
+    if (profiler) profiler->begin(profile::Part::loss);
+    at::Tensor detached = loss.detach();
+    if (profiler) profiler->end();
+    return detached;
 }
 
 double TorchSession::graph_step(size_t b) {
@@ -173,14 +182,21 @@ hb::StepResult TorchSession::step(int32_t batch) {
         result.loss = graph_step(b);
     } else {
         const bool cpu = settings_.device.is_cpu();
+        OpProfiler::Step profiled(profiler_);
+        OpProfiler* profiler = profiled.profiler();
         const auto start = Clock::now();
         if (events_) events_->record(PhaseEvents::start);
+        if (profiler) profiler->begin(profile::Part::stage);
         const auto [input, target] = stage(b);
+        if (profiler) profiler->end();
         const auto staged = Clock::now();
-        const at::Tensor loss = train(input, target, cpu ? &result : nullptr);
+        const at::Tensor loss = train(input, target, cpu ? &result : nullptr, profiler);
         synchronize(settings_.device);
+        if (profiler) profiler->begin(profile::Part::read_back);
         result.loss = loss.item<double>();
+        if (profiler) profiler->end();
         if (cpu) result.forward_ms += milliseconds(start, staged);
+        profiled.finish();
     }
     if (events_) events_->read(result);
     if (!replay) peak_memory_ = libtorch_backend::peak_memory_bytes(settings_.device);
@@ -208,6 +224,19 @@ void TorchSession::read_gradients(float* const* gradients) {
                             "' has no gradient; run a step first");
         at::from_blob(gradients[i], spec.shape, at::TensorOptions().dtype(at::kFloat)).copy_(g);
     }
+}
+
+void TorchSession::set_profiling(bool enabled) {
+    if (enabled && captured_step_)
+        throw hb::Error(
+            "profiling: a captured CUDA graph replays the whole step as one launch, so its "
+            "operations cannot be timed one by one; set option 'cuda_graphs' to false to profile",
+            HB_UNSUPPORTED);
+    profiler_.set_enabled(enabled);
+}
+
+const std::vector<hb_event>& TorchSession::events() {
+    return profiler_.events();
 }
 
 uint64_t TorchSession::peak_memory_bytes() {
