@@ -9,9 +9,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace hb {
@@ -93,13 +94,21 @@ public:
     const std::vector<hb_event>& events() const { return events_; }
 
 private:
-    // Names live as long as the log: an unordered_set never moves its elements.
-    const char* intern(std::string_view s) { return names_.emplace(s).first->c_str(); }
+    // One copy of each name for the life of the log (a deque never moves its elements), found
+    // without making a string.
+    const char* intern(std::string_view s) {
+        auto it = index_.find(s);
+        if (it != index_.end()) return it->second;
+        const std::string& stored = names_.emplace_back(s);
+        index_.emplace(stored, stored.c_str());
+        return stored.c_str();
+    }
 
     bool enabled_ = false;
     Clock::time_point start_{};
     std::vector<hb_event> events_;
-    std::unordered_set<std::string> names_;
+    std::deque<std::string> names_;
+    std::unordered_map<std::string_view, const char*> index_;
 };
 
 }  // namespace hb
