@@ -106,15 +106,6 @@ std::string Network::manifest_json() const {
         .add("parameter_bytes", parameters_.size())
         .add("allocated_bytes", allocated_bytes());
 
-    JsonObject profile;
-    for (const auto& [what, entry] : profile_) {
-        const int64_t steps = std::max<int64_t>(profiled_steps_, 1);
-        JsonObject e;
-        e.add("ms_per_step", entry.first / static_cast<double>(steps))
-            .add("operations_per_step", entry.second / steps);
-        profile.add(what, e.str());
-    }
-
     JsonObject root;
     root.add_string("math", "fp32")
         .add("threads", settings_.threads)
@@ -128,7 +119,6 @@ std::string Network::manifest_json() const {
         .add("gradient_deliveries", counts(deliveries))
         .add("reorders_per_step", reorders.str())
         .add("memory", memory.str());
-    if (settings_.profile) root.add("profile", profile.str());
     return root.str();
 }
 
