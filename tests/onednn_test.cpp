@@ -286,7 +286,9 @@ TEST(OnednnConformance, Convolutions) {
     x = b.conv("square", x, 16, 3, 1, 1);           // blocked 3x3
     x = b.conv("pointwise", x, 8, 1, 1, 0, false);  // 1x1 without bias
     b.loss("loss", x);
-    expect_conformance(b.take(), {{"threads", "2"}});
+    const Graph graph = b.take();
+    expect_conformance(graph, {{"threads", "2"}});
+    expect_conformance(graph, {{"threads", "2"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
@@ -296,7 +298,9 @@ TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
     x = b.conv("narrow", x, 4, 1, 1, 0);  // padded input and output
     const int y = b.conv("wide", x, 12, 3, 1, 1);
     b.loss("loss", b.conv("back", y, 4, 1, 1, 0));
-    expect_conformance(b.take());
+    const Graph graph = b.take();
+    expect_conformance(graph);
+    expect_conformance(graph, {{"threads", "1"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
@@ -310,6 +314,7 @@ TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
     const Graph graph = b.take();
     expect_conformance(graph);
     expect_conformance(graph, {{"fuse_batchnorm_relu", "false"}, {"threads", "1"}});
+    expect_conformance(graph, {{"threads", "1"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
@@ -326,6 +331,7 @@ TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
     // The even sizes run the plugin's own pooling loops by default, the odd one oneDNN's.
     expect_conformance(graph, {{"threads", "2"}});
     expect_conformance(graph, {{"threads", "2"}, {"native_pooling", "false"}});
+    expect_conformance(graph, {{"threads", "2"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolution) {
@@ -338,6 +344,7 @@ TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolutio
     const Graph graph = b.take();
     expect_conformance(graph);
     expect_conformance(graph, {{"threads", "2"}}, HB_PLACEMENT_HOST);
+    expect_conformance(graph, {{"threads", "2"}, {"layout", "plain"}}, HB_PLACEMENT_HOST);
 }
 
 TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
@@ -360,6 +367,12 @@ TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
 TEST(OnednnConformance, SmallHourglass) {
     expect_conformance(harness::model::build_hourglass(small_hourglass()), {{"threads", "1"}},
                        HB_PLACEMENT_DEVICE, rmsprop(), 8);
+}
+
+// Activations in NCHW between layers, each convolution reordering its input and output.
+TEST(OnednnConformance, SmallHourglassInThePlainLayout) {
+    expect_conformance(harness::model::build_hourglass(small_hourglass()),
+                       {{"threads", "1"}, {"layout", "plain"}}, HB_PLACEMENT_DEVICE, rmsprop(), 8);
 }
 
 TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
@@ -390,6 +403,30 @@ TEST(OnednnSession, ReportsMemoryAndManifest) {
     EXPECT_NE(manifest.find("\"batchnorm_relu\""), std::string::npos) << manifest;
     EXPECT_EQ(manifest.find("ref:"), std::string::npos) << manifest;
     EXPECT_NE(manifest.find("\"native:2x2\""), std::string::npos) << manifest;
+}
+
+TEST(OnednnSession, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutions) {
+    const Graph graph = harness::model::build_hourglass(small_hourglass());
+    const std::string blocked = run<onednn_backend::OnednnSession>(
+                                    graph, rmsprop(), {{"threads", "1"}}, HB_PLACEMENT_DEVICE, 1, 3)
+                                    .manifest;
+    const std::string plain =
+        run<onednn_backend::OnednnSession>(
+            graph, rmsprop(), {{"threads", "1"}, {"layout", "plain"}}, HB_PLACEMENT_DEVICE, 1, 3)
+            .manifest;
+    EXPECT_NE(blocked.find("\"layout\": \"blocked\""), std::string::npos) << blocked;
+    EXPECT_NE(blocked.find("\"activation_layouts\": {\"nChw"), std::string::npos) << blocked;
+    EXPECT_NE(plain.find("\"layout\": \"plain\""), std::string::npos) << plain;
+    EXPECT_NE(plain.find("\"activation_layouts\": {\"nchw\": "), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("nChw"), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("\"forward\": 0"), std::string::npos) << plain;
+    EXPECT_NE(plain.find("\"convolution_into_add\": 0"), std::string::npos) << plain;
+
+    std::string message;
+    EXPECT_EQ(harness::testing::creation_status<onednn_backend::OnednnSession>(
+                  small_hourglass(), "cpu", {{"layout", "nhwc"}}, &message),
+              HB_UNSUPPORTED);
+    EXPECT_NE(message.find("layout"), std::string::npos) << message;
 }
 
 // ------------------------------------------------------------------------------ profiling

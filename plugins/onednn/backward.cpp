@@ -19,6 +19,13 @@ void Network::build_backward(int l) {
 
     switch (layer.kind) {
         case HB_LAYER_CONV2D: {
+            // The output's gradient in the primitives' layout (the plain layout's reorder).
+            Ref dy = gout;
+            if (p.reorder_destination) {
+                dy = temporary(p.destination, l);
+                backward_ops_.push_back(reorder_op(l, gout, dy, false));
+                ++backward_reorders_;
+            }
             if (p.conv_data) {
                 const TensorPlan& w = plan_.tensors[layer.weight];
                 Ref weights = working_ref(layer.weight);
@@ -33,7 +40,7 @@ void Network::build_backward(int l) {
                     l, "convolution_backward_data", HB_PHASE_BACKWARD_DATA, p.conv_data,
                     make_primitive<dnnl::convolution_backward_data>(
                         name, "convolution_backward_data", p.conv_data),
-                    {{DNNL_ARG_DIFF_DST, gout},
+                    {{DNNL_ARG_DIFF_DST, dy},
                      {DNNL_ARG_WEIGHTS, weights},
                      {DNNL_ARG_DIFF_SRC, dx}}));
             }
@@ -49,7 +56,7 @@ void Network::build_backward(int l) {
                 dw = produced;
             }
             std::vector<std::pair<int, Ref>> refs = {
-                {DNNL_ARG_SRC, source}, {DNNL_ARG_DIFF_DST, gout}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+                {DNNL_ARG_SRC, source}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
             if (layer.bias >= 0)
                 refs.push_back({DNNL_ARG_DIFF_BIAS, tensor_gradient_ref(layer.bias, l)});
             backward_ops_.push_back(primitive_op(

@@ -42,14 +42,26 @@ void Network::build_forward(int l) {
                     }));
                 }
             }
+            // In the plain layout the output is written in the primitive's layout, then
+            // reordered into the value's (no convolution writes into an add's output then).
+            const Ref destination =
+                p.reorder_destination
+                    ? Ref{p.destination,
+                          add_block(p.destination, forward_step(l), forward_step(l)),
+                          {}}
+                    : out;
             std::vector<std::pair<int, Ref>> refs = {{DNNL_ARG_SRC, source},
                                                      {DNNL_ARG_WEIGHTS, working_ref(layer.weight)},
-                                                     {DNNL_ARG_DST, out}};
+                                                     {DNNL_ARG_DST, destination}};
             if (layer.bias >= 0) refs.push_back({DNNL_ARG_BIAS, tensor_ref(layer.bias)});
             forward_ops_.push_back(primitive_op(
                 l, "convolution_forward", HB_PHASE_FORWARD, p.conv,
                 make_primitive<dnnl::convolution_forward>(name, "convolution_forward", p.conv),
                 std::move(refs)));
+            if (p.reorder_destination) {
+                forward_ops_.push_back(reorder_op(l, destination, out, false));
+                ++forward_reorders_;
+            }
             break;
         }
         case HB_LAYER_BATCHNORM: {

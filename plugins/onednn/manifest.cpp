@@ -112,6 +112,7 @@ std::string Network::manifest_json() const {
         .add_string("cpu_runtime", "OpenMP")
         .add_string("isa", effective_isa())
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("layout", settings_.plain_layout ? "plain" : "blocked")
         .add("implementations", impls.str())
         .add("activation_layouts", counts(activations))
         .add("weight_layouts", counts(weights))

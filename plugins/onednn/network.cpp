@@ -33,7 +33,7 @@ Network::Network(const hb_graph& graph, const NetworkSettings& settings)
       engine_(cpu_engine()),
       stream_(engine_) {
     omp_set_num_threads(settings_.threads);
-    plan_ = make_plan(graph_, topology_, engine_);
+    plan_ = make_plan(graph_, topology_, engine_, settings_.plain_layout);
     hb::GradientRules rules;
     rules.same_layout = [this](int a, int b) { return plan_.values[a] == plan_.values[b]; };
     gradients_ = hb::plan_gradients(graph_, topology_, rules);

@@ -25,6 +25,7 @@ struct NetworkSettings {
     hb_placement placement = HB_PLACEMENT_DEVICE;
     bool fuse_batchnorm_relu = true;
     bool native_pooling = true;  // 2x2 max pooling and upsampling backward with kernels.hpp
+    bool plain_layout = false;   // activations in NCHW, reordered around each convolution
     hb_optimizer optimizer{};
 };
 

@@ -24,6 +24,11 @@ NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
     s.threads = options.get_threads();
     s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
     s.native_pooling = options.get_bool("native_pooling", true);
+    const std::string layout = options.get_string("layout", "blocked");
+    if (layout != "blocked" && layout != "plain")
+        throw hb::Error("option 'layout': expected blocked or plain, got '" + layout + "'",
+                        HB_UNSUPPORTED);
+    s.plain_layout = layout == "plain";
     options.check_all_used();
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;

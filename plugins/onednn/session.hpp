@@ -14,9 +14,10 @@ namespace onednn_backend {
 class OnednnSession : public hb::Session {
 public:
     // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options `threads` (default:
-    // the hardware's thread count), `fuse_batchnorm_relu` (default true) and `native_pooling`
+    // the hardware's thread count), `fuse_batchnorm_relu` (default true), `native_pooling`
     // (default true: 2x2 max pooling and upsampling backward with the plugin's own loops instead
-    // of oneDNN's primitives).
+    // of oneDNN's primitives) and `layout` (blocked, the default: activations in the layouts
+    // oneDNN picks; plain: in NCHW, reordered around each convolution).
     explicit OnednnSession(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;
