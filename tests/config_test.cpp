@@ -134,13 +134,14 @@ TEST(Sha256, PaddingBoundaries) {
 
 TEST(ShippedConfigs, CpuAblation) {
     const hc::RunConfig c = load_ablation("cpu-ablation", 2);
-    ASSERT_EQ(c.backends.size(), 7u);
+    ASSERT_EQ(c.backends.size(), 8u);
     expect_backend(c.backends[0], "onednn", "onednn", "cpu");
-    expect_backend(c.backends[4], "libtorch-cpu", "libtorch", "cpu");
+    expect_backend(c.backends[5], "libtorch-cpu", "libtorch", "cpu");
     EXPECT_EQ(c.backends[3].placement, HB_PLACEMENT_HOST);
-    EXPECT_EQ(c.backends[6].placement, HB_PLACEMENT_HOST);
+    EXPECT_EQ(c.backends[7].placement, HB_PLACEMENT_HOST);
     const std::vector<std::string> expected = {
-        "", "fuse_batchnorm_relu", "native_pooling", "placement", "", "channels_last", "placement"};
+        "", "fuse_batchnorm_relu", "native_pooling", "placement", "layout",
+        "", "channels_last",       "placement"};
     EXPECT_EQ(ablation_changes(c), expected);
     for (const hc::BackendEntry& b : c.backends) {
         EXPECT_EQ(b.device, "cpu") << b.name;

@@ -9,7 +9,9 @@
 #include "graph_builder.hpp"
 #include "kernels.hpp"
 #include "layout.hpp"
+#include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
+#include "profile_events.hpp"
 
 // Both plugins have a session.hpp on the include path.
 #include "../onednn/session.hpp"
@@ -19,7 +21,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <list>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -282,7 +286,9 @@ TEST(OnednnConformance, Convolutions) {
     x = b.conv("square", x, 16, 3, 1, 1);           // blocked 3x3
     x = b.conv("pointwise", x, 8, 1, 1, 0, false);  // 1x1 without bias
     b.loss("loss", x);
-    expect_conformance(b.take(), {{"threads", "2"}});
+    const Graph graph = b.take();
+    expect_conformance(graph, {{"threads", "2"}});
+    expect_conformance(graph, {{"threads", "2"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
@@ -292,7 +298,9 @@ TEST(OnednnConformance, ChannelCountsThatPadTheBlockedLayout) {
     x = b.conv("narrow", x, 4, 1, 1, 0);  // padded input and output
     const int y = b.conv("wide", x, 12, 3, 1, 1);
     b.loss("loss", b.conv("back", y, 4, 1, 1, 0));
-    expect_conformance(b.take());
+    const Graph graph = b.take();
+    expect_conformance(graph);
+    expect_conformance(graph, {{"threads", "1"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
@@ -306,6 +314,7 @@ TEST(OnednnConformance, BatchNormWithAndWithoutTheFusedRelu) {
     const Graph graph = b.take();
     expect_conformance(graph);
     expect_conformance(graph, {{"fuse_batchnorm_relu", "false"}, {"threads", "1"}});
+    expect_conformance(graph, {{"threads", "1"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
@@ -322,6 +331,7 @@ TEST(OnednnConformance, PoolingUpsamplingAndAddsOfSeveralInputs) {
     // The even sizes run the plugin's own pooling loops by default, the odd one oneDNN's.
     expect_conformance(graph, {{"threads", "2"}});
     expect_conformance(graph, {{"threads", "2"}, {"native_pooling", "false"}});
+    expect_conformance(graph, {{"threads", "2"}, {"layout", "plain"}});
 }
 
 TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolution) {
@@ -334,6 +344,7 @@ TEST(OnednnConformance, SeveralWeightedLossesAndAValueFeedingALossAndAConvolutio
     const Graph graph = b.take();
     expect_conformance(graph);
     expect_conformance(graph, {{"threads", "2"}}, HB_PLACEMENT_HOST);
+    expect_conformance(graph, {{"threads", "2"}, {"layout", "plain"}}, HB_PLACEMENT_HOST);
 }
 
 TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
@@ -356,6 +367,12 @@ TEST(OnednnConformance, TensorflowRmspropWithMomentumAndWeightDecay) {
 TEST(OnednnConformance, SmallHourglass) {
     expect_conformance(harness::model::build_hourglass(small_hourglass()), {{"threads", "1"}},
                        HB_PLACEMENT_DEVICE, rmsprop(), 8);
+}
+
+// Activations in NCHW between layers, each convolution reordering its input and output.
+TEST(OnednnConformance, SmallHourglassInThePlainLayout) {
+    expect_conformance(harness::model::build_hourglass(small_hourglass()),
+                       {{"threads", "1"}, {"layout", "plain"}}, HB_PLACEMENT_DEVICE, rmsprop(), 8);
 }
 
 TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
@@ -386,20 +403,151 @@ TEST(OnednnSession, ReportsMemoryAndManifest) {
     EXPECT_NE(manifest.find("\"batchnorm_relu\""), std::string::npos) << manifest;
     EXPECT_EQ(manifest.find("ref:"), std::string::npos) << manifest;
     EXPECT_NE(manifest.find("\"native:2x2\""), std::string::npos) << manifest;
-    EXPECT_EQ(manifest.find("\"profile\""), std::string::npos) << manifest;
 }
 
-TEST(OnednnSession, ProfileReportsMillisecondsPerStepByOperationKind) {
-    const SessionRun trace = run<onednn_backend::OnednnSession>(
-        harness::model::build_hourglass(small_hourglass()), rmsprop(),
-        {{"threads", "1"}, {"profile", "true"}}, HB_PLACEMENT_DEVICE, 2, 3);
-    const std::string& manifest = trace.manifest;
-    const size_t profile = manifest.find("\"profile\"");
-    ASSERT_NE(profile, std::string::npos) << manifest;
-    for (const char* kind : {"convolution_backward_weights", "pooling_forward", "rmsprop update"})
-        EXPECT_NE(manifest.find(std::string("\"") + kind + "\": {\"ms_per_step\"", profile),
-                  std::string::npos)
-            << kind << " in " << manifest;
+TEST(OnednnSession, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutions) {
+    const Graph graph = harness::model::build_hourglass(small_hourglass());
+    const std::string blocked = run<onednn_backend::OnednnSession>(
+                                    graph, rmsprop(), {{"threads", "1"}}, HB_PLACEMENT_DEVICE, 1, 3)
+                                    .manifest;
+    const std::string plain =
+        run<onednn_backend::OnednnSession>(
+            graph, rmsprop(), {{"threads", "1"}, {"layout", "plain"}}, HB_PLACEMENT_DEVICE, 1, 3)
+            .manifest;
+    EXPECT_NE(blocked.find("\"layout\": \"blocked\""), std::string::npos) << blocked;
+    EXPECT_NE(blocked.find("\"activation_layouts\": {\"nChw"), std::string::npos) << blocked;
+    EXPECT_NE(plain.find("\"layout\": \"plain\""), std::string::npos) << plain;
+    EXPECT_NE(plain.find("\"activation_layouts\": {\"nchw\": "), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("nChw"), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("\"forward\": 0"), std::string::npos) << plain;
+    EXPECT_NE(plain.find("\"convolution_into_add\": 0"), std::string::npos) << plain;
+
+    std::string message;
+    EXPECT_EQ(harness::testing::creation_status<onednn_backend::OnednnSession>(
+                  small_hourglass(), "cpu", {{"layout", "nhwc"}}, &message),
+              HB_UNSUPPORTED);
+    EXPECT_NE(message.find("layout"), std::string::npos) << message;
+}
+
+// ------------------------------------------------------------------------------ profiling
+
+// A session of the tiny hourglass with one batch, one thread (the same bits in every session).
+struct Profiled {
+    const Graph graph = harness::model::build_hourglass(harness::testing::tiny_hourglass());
+    const AbiGraph abi{graph};
+    const hb_optimizer optimizer = rmsprop();
+
+    std::unique_ptr<onednn_backend::OnednnSession> session(
+        std::vector<hb_option> options = {}, hb_placement placement = HB_PLACEMENT_DEVICE) {
+        options_.push_back(std::move(options));
+        options_.back().push_back({"threads", "1"});
+        auto s = std::make_unique<onednn_backend::OnednnSession>(
+            harness::testing::session_desc(abi, optimizer, options_.back(), "cpu", placement));
+        harness::testing::load_problem(*s, graph, 5);
+        return s;
+    }
+
+private:
+    std::list<std::vector<hb_option>> options_;  // each session's, kept while it is created
+};
+
+int count_events(const std::vector<hb_event>& events, const std::string& name, hb_phase phase) {
+    int n = 0;
+    for (const hb_event& e : events) n += e.name == name && e.phase == phase;
+    return n;
+}
+
+// The layers of `kind` in `graph`.
+std::vector<int> layers_of(const Graph& graph, LayerKind kind) {
+    std::vector<int> out;
+    for (size_t l = 0; l < graph.layers.size(); ++l)
+        if (graph.layers[l].kind == kind) out.push_back(static_cast<int>(l));
+    return out;
+}
+
+TEST(OnednnProfile, EveryPrimitiveAndLoopIsAnEventOfItsLayer) {
+    Profiled p;
+    auto session = p.session();
+    session->set_profiling(true);
+    const auto step = harness::testing::timed_step(*session, 0);
+    const int layers = static_cast<int>(p.graph.layers.size());
+    harness::testing::expect_well_formed(step.events, layers, step.wall_ms);
+    const auto phases = harness::testing::phases_by_layer(step.events, layers);
+    harness::testing::expect_layer_phases(p.graph, phases);
+    const std::set<hb_phase> forward_and_data = {HB_PHASE_FORWARD, HB_PHASE_BACKWARD_DATA};
+    for (LayerKind kind : {LayerKind::maxpool2d, LayerKind::upsample})
+        for (int l : layers_of(p.graph, kind))
+            EXPECT_EQ(phases[static_cast<size_t>(l) + 1], forward_and_data)
+                << p.graph.layers[static_cast<size_t>(l)].name;
+    // Every ReLU of the hourglass follows a batch norm, which runs it: its events are the batch
+    // norm's.
+    for (int l : layers_of(p.graph, LayerKind::relu))
+        EXPECT_TRUE(phases[static_cast<size_t>(l) + 1].empty())
+            << p.graph.layers[static_cast<size_t>(l)].name;
+    // One RMSProp pass over every parameter, belonging to no layer; reorders serve a layer.
+    EXPECT_EQ(count_events(step.events, "rmsprop update", HB_PHASE_UPDATE), 1);
+    EXPECT_EQ(phases[0], std::set<hb_phase>({HB_PHASE_UPDATE, HB_PHASE_LOSS}));
+    for (const hb_event& e : step.events) {
+        if (std::string(e.name) != "reorder") continue;
+        EXPECT_EQ(e.phase, HB_PHASE_REORDER);
+        EXPECT_GE(e.layer, 0);
+    }
+    EXPECT_EQ(count_events(step.events, "batch staging", HB_PHASE_TRANSFER), 0);
+}
+
+TEST(OnednnProfile, UnfusedReluLayersAndHostPlacementHaveTheirOwnEvents) {
+    Profiled p;
+    auto session = p.session({{"fuse_batchnorm_relu", "false"}}, HB_PLACEMENT_HOST);
+    session->set_profiling(true);
+    const auto step = harness::testing::timed_step(*session, 0);
+    const int layers = static_cast<int>(p.graph.layers.size());
+    harness::testing::expect_well_formed(step.events, layers, step.wall_ms);
+    const auto phases = harness::testing::phases_by_layer(step.events, layers);
+    harness::testing::expect_layer_phases(p.graph, phases);
+    for (int l : layers_of(p.graph, LayerKind::relu))
+        EXPECT_EQ(phases[static_cast<size_t>(l) + 1],
+                  std::set<hb_phase>({HB_PHASE_FORWARD, HB_PHASE_BACKWARD_DATA}))
+            << p.graph.layers[static_cast<size_t>(l)].name;
+    // The batch handed over from host memory, before anything else.
+    EXPECT_EQ(count_events(step.events, "batch staging", HB_PHASE_TRANSFER), 1);
+    EXPECT_EQ(step.events.front().phase, HB_PHASE_TRANSFER);
+}
+
+TEST(OnednnProfile, OnlyProfiledStepsHaveEventsAndTheyChangeNoResult) {
+    Profiled p;
+    auto plain = p.session();
+    auto profiled = p.session();
+    profiled->set_profiling(true);
+    for (int k = 0; k < 2; ++k) {
+        const auto a = harness::testing::timed_step(*plain, 0);
+        const auto b = harness::testing::timed_step(*profiled, 0);
+        EXPECT_TRUE(a.events.empty());
+        EXPECT_FALSE(b.events.empty());
+        EXPECT_EQ(a.loss, b.loss) << "step " << k;  // the same primitives on the same data
+    }
+    Tensors after_plain(p.graph.tensors.size()), after_profiled(p.graph.tensors.size());
+    std::vector<float*> a, b;
+    for (size_t t = 0; t < p.graph.tensors.size(); ++t) {
+        after_plain[t].resize(static_cast<size_t>(p.graph.tensors[t].elements()));
+        after_profiled[t].resize(after_plain[t].size());
+        a.push_back(after_plain[t].data());
+        b.push_back(after_profiled[t].data());
+    }
+    plain->read_state(a.data());
+    profiled->read_state(b.data());
+    EXPECT_EQ(after_plain, after_profiled);
+
+    profiled->set_profiling(false);
+    EXPECT_TRUE(profiled->events().empty());
+    EXPECT_TRUE(harness::testing::timed_step(*profiled, 0).events.empty());
+}
+
+TEST(OnednnProfile, ThroughThePluginsTable) {
+    const hb_plugin_api& api =
+        harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_onednn.so");
+    harness::testing::expect_profiling_through_the_abi(
+        api, harness::model::build_hourglass(harness::testing::tiny_hourglass()),
+        {{"threads", "1"}});
 }
 
 }  // namespace

@@ -19,6 +19,13 @@ void Network::build_backward(int l) {
 
     switch (layer.kind) {
         case HB_LAYER_CONV2D: {
+            // The output's gradient in the primitives' layout (the plain layout's reorder).
+            Ref dy = gout;
+            if (p.reorder_destination) {
+                dy = temporary(p.destination, l);
+                backward_ops_.push_back(reorder_op(l, gout, dy, false));
+                ++backward_reorders_;
+            }
             if (p.conv_data) {
                 const TensorPlan& w = plan_.tensors[layer.weight];
                 Ref weights = working_ref(layer.weight);
@@ -29,13 +36,13 @@ void Network::build_backward(int l) {
                     weights = transposed;
                 }
                 const Ref dx = gradient_destination(first, p.source, l, then);
-                backward_ops_.push_back(
-                    primitive_op(l, "convolution_backward_data", p.conv_data,
-                                 make_primitive<dnnl::convolution_backward_data>(
-                                     name, "convolution_backward_data", p.conv_data),
-                                 {{DNNL_ARG_DIFF_DST, gout},
-                                  {DNNL_ARG_WEIGHTS, weights},
-                                  {DNNL_ARG_DIFF_SRC, dx}}));
+                backward_ops_.push_back(primitive_op(
+                    l, "convolution_backward_data", HB_PHASE_BACKWARD_DATA, p.conv_data,
+                    make_primitive<dnnl::convolution_backward_data>(
+                        name, "convolution_backward_data", p.conv_data),
+                    {{DNNL_ARG_DIFF_DST, dy},
+                     {DNNL_ARG_WEIGHTS, weights},
+                     {DNNL_ARG_DIFF_SRC, dx}}));
             }
             const Ref source =
                 p.reorder_source ? Ref{p.source, derived_block_[l], {}} : value_ref(x);
@@ -49,18 +56,21 @@ void Network::build_backward(int l) {
                 dw = produced;
             }
             std::vector<std::pair<int, Ref>> refs = {
-                {DNNL_ARG_SRC, source}, {DNNL_ARG_DIFF_DST, gout}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+                {DNNL_ARG_SRC, source}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
             if (layer.bias >= 0)
                 refs.push_back({DNNL_ARG_DIFF_BIAS, tensor_gradient_ref(layer.bias, l)});
-            backward_ops_.push_back(
-                primitive_op(l, "convolution_backward_weights", p.conv_weights,
-                             make_primitive<dnnl::convolution_backward_weights>(
-                                 name, "convolution_backward_weights", p.conv_weights),
-                             std::move(refs)));
+            backward_ops_.push_back(primitive_op(
+                l, "convolution_backward_weights", HB_PHASE_BACKWARD_WEIGHTS, p.conv_weights,
+                make_primitive<dnnl::convolution_backward_weights>(
+                    name, "convolution_backward_weights", p.conv_weights),
+                std::move(refs)));
             for (Op& op : after_weights) backward_ops_.push_back(std::move(op));
             break;
         }
         case HB_LAYER_BATCHNORM: {
+            // With gamma or beta, one primitive yields their gradients with the input's.
+            const hb_phase batchnorm_phase =
+                layer.weight >= 0 || layer.bias >= 0 ? HB_PHASE_BACKWARD : HB_PHASE_BACKWARD_DATA;
             const Ref dx = gradient_destination(first, plan_.values[x], l, then);
             std::vector<std::pair<int, Ref>> refs = {{DNNL_ARG_SRC, value_ref(x)},
                                                      {DNNL_ARG_MEAN, fixed(means_[l])},
@@ -81,17 +91,17 @@ void Network::build_backward(int l) {
             if (workspace_block_[l] >= 0)
                 refs.push_back({DNNL_ARG_WORKSPACE,
                                 Ref{p.batchnorm.workspace_desc(), workspace_block_[l], {}}});
-            backward_ops_.push_back(
-                primitive_op(l, "batch_normalization_backward", p.batchnorm_backward,
-                             make_primitive<dnnl::batch_normalization_backward>(
-                                 name, "batch_normalization_backward", p.batchnorm_backward),
-                             std::move(refs)));
+            backward_ops_.push_back(primitive_op(
+                l, "batch_normalization_backward", batchnorm_phase, p.batchnorm_backward,
+                make_primitive<dnnl::batch_normalization_backward>(
+                    name, "batch_normalization_backward", p.batchnorm_backward),
+                std::move(refs)));
             break;
         }
         case HB_LAYER_RELU:
             if (!p.relu_backward) break;
             backward_ops_.push_back(primitive_op(
-                l, "eltwise_backward", p.relu_backward,
+                l, "eltwise_backward", HB_PHASE_BACKWARD_DATA, p.relu_backward,
                 make_primitive<dnnl::eltwise_backward>(name, "eltwise_backward", p.relu_backward),
                 {{DNNL_ARG_SRC, value_ref(x)},
                  {DNNL_ARG_DIFF_DST, gout},
@@ -105,7 +115,7 @@ void Network::build_backward(int l) {
                 const Ref argmax{native_workspace(l), workspace_block_[l], {}};
                 const Ref dx = gradient_destination(first, plan_.values[x], l, then);
                 note_impl("pooling_backward", "native:2x2");
-                backward_ops_.push_back(host_op(l, "pooling_backward", [=] {
+                backward_ops_.push_back(host_op(l, "pooling_backward", HB_PHASE_BACKWARD_DATA, [=] {
                     max_pool_2x2_backward(planes, d.h, d.w, block, data(gout),
                                           reinterpret_cast<const uint8_t*>(data(argmax)), data(dx),
                                           threads);
@@ -119,7 +129,7 @@ void Network::build_backward(int l) {
                 refs.push_back(
                     {DNNL_ARG_WORKSPACE, Ref{p.pool.workspace_desc(), workspace_block_[l], {}}});
             backward_ops_.push_back(primitive_op(
-                l, "pooling_backward", p.pool_backward,
+                l, "pooling_backward", HB_PHASE_BACKWARD_DATA, p.pool_backward,
                 make_primitive<dnnl::pooling_backward>(name, "pooling_backward", p.pool_backward),
                 std::move(refs)));
             break;
@@ -131,13 +141,15 @@ void Network::build_backward(int l) {
                 const int64_t planes = floats_of(plan_.values[x]) / (d.h / 2 * (d.w / 2) * block);
                 const Ref dx = gradient_destination(first, plan_.values[x], l, then);
                 note_impl("resampling_backward", "native:2x");
-                backward_ops_.push_back(host_op(l, "resampling_backward", [=] {
-                    upsample_2x_backward(planes, d.h, d.w, block, data(gout), data(dx), threads);
-                }));
+                backward_ops_.push_back(
+                    host_op(l, "resampling_backward", HB_PHASE_BACKWARD_DATA, [=] {
+                        upsample_2x_backward(planes, d.h, d.w, block, data(gout), data(dx),
+                                             threads);
+                    }));
                 break;
             }
             backward_ops_.push_back(primitive_op(
-                l, "resampling_backward", p.upsample_backward,
+                l, "resampling_backward", HB_PHASE_BACKWARD_DATA, p.upsample_backward,
                 make_primitive<dnnl::resampling_backward>(name, "resampling_backward",
                                                           p.upsample_backward),
                 {{DNNL_ARG_DIFF_DST, gout},
@@ -152,11 +164,12 @@ void Network::build_backward(int l) {
                     backward_ops_.push_back(reorder_op(l, from, to, accumulate));
                     ++backward_reorders_;
                 } else if (accumulate) {
-                    backward_ops_.push_back(host_op(l, "gradient accumulation", [=] {
-                        add_into(floats_of(to.md), data(to), data(from), threads);
-                    }));
+                    // A plain copy is a reorder (docs/design.md §3), a sum the add's backward.
+                    backward_ops_.push_back(host_op(
+                        l, "gradient accumulation", HB_PHASE_BACKWARD_DATA,
+                        [=] { add_into(floats_of(to.md), data(to), data(from), threads); }));
                 } else {
-                    backward_ops_.push_back(host_op(l, "gradient copy", [=] {
+                    backward_ops_.push_back(host_op(l, "gradient copy", HB_PHASE_REORDER, [=] {
                         copy(floats_of(to.md), data(to), data(from), threads);
                     }));
                 }
@@ -172,7 +185,7 @@ void Network::build_backward(int l) {
             const auto scale = static_cast<float>(2 * layer.loss_weight /
                                                   static_cast<double>(graph_.values[x].elements()));
             const bool accumulate = first->delivery == Delivery::accumulate;
-            backward_ops_.push_back(host_op(l, "mse loss gradient", [=] {
+            backward_ops_.push_back(host_op(l, "mse loss gradient", HB_PHASE_BACKWARD_DATA, [=] {
                 const std::vector<uint8_t>& mask = target_layouts_[k].mask;
                 squared_error_gradient(floats, data(y), current_targets_[k],
                                        mask.empty() ? nullptr : mask.data(), scale, data(dy),

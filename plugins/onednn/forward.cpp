@@ -23,6 +23,9 @@ void Network::build_forward(int l) {
                 ++forward_reorders_;
                 source = derived;
             }
+            // The add this convolution writes into starts from its other inputs: their sum is
+            // the add's forward pass, which the convolutions absorbed; one input is a plain copy,
+            // a reorder (docs/design.md §3).
             if (!p.initial.empty()) {
                 if (p.initial_sum) {
                     std::vector<std::pair<int, Ref>> refs = {{DNNL_ARG_DST, out}};
@@ -30,23 +33,35 @@ void Network::build_forward(int l) {
                         refs.push_back(
                             {DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), value_ref(p.initial[k])});
                     forward_ops_.push_back(primitive_op(
-                        l, "sum", p.initial_sum,
+                        l, "sum", HB_PHASE_FORWARD, p.initial_sum,
                         make_primitive<dnnl::sum>(name, "sum", p.initial_sum), std::move(refs)));
                 } else {
                     const Ref from = value_ref(p.initial[0]);
-                    forward_ops_.push_back(host_op(l, "add input copy", [=] {
+                    forward_ops_.push_back(host_op(l, "add input copy", HB_PHASE_REORDER, [=] {
                         copy(floats_of(out.md), data(out), data(from), threads);
                     }));
                 }
             }
+            // In the plain layout the output is written in the primitive's layout, then
+            // reordered into the value's (no convolution writes into an add's output then).
+            const Ref destination =
+                p.reorder_destination
+                    ? Ref{p.destination,
+                          add_block(p.destination, forward_step(l), forward_step(l)),
+                          {}}
+                    : out;
             std::vector<std::pair<int, Ref>> refs = {{DNNL_ARG_SRC, source},
                                                      {DNNL_ARG_WEIGHTS, working_ref(layer.weight)},
-                                                     {DNNL_ARG_DST, out}};
+                                                     {DNNL_ARG_DST, destination}};
             if (layer.bias >= 0) refs.push_back({DNNL_ARG_BIAS, tensor_ref(layer.bias)});
             forward_ops_.push_back(primitive_op(
-                l, "convolution_forward", p.conv,
+                l, "convolution_forward", HB_PHASE_FORWARD, p.conv,
                 make_primitive<dnnl::convolution_forward>(name, "convolution_forward", p.conv),
                 std::move(refs)));
+            if (p.reorder_destination) {
+                forward_ops_.push_back(reorder_op(l, destination, out, false));
+                ++forward_reorders_;
+            }
             break;
         }
         case HB_LAYER_BATCHNORM: {
@@ -65,7 +80,7 @@ void Network::build_forward(int l) {
                 const Ref source = value_ref(x), mean = fixed(means_[l]);
                 const Ref variance = fixed(variances_[l]);
                 const int block = p.statistics_block;
-                forward_ops_.push_back(host_op(l, "batch statistics", [=] {
+                forward_ops_.push_back(host_op(l, "batch statistics", HB_PHASE_FORWARD, [=] {
                     batch_statistics(d.n, d.c, d.h * d.w, block, data(source), data(mean),
                                      data(variance), threads);
                 }));
@@ -80,7 +95,7 @@ void Network::build_forward(int l) {
                 refs.push_back({DNNL_ARG_WORKSPACE,
                                 Ref{p.batchnorm.workspace_desc(), workspace_block_[l], {}}});
             forward_ops_.push_back(
-                primitive_op(l, "batch_normalization_forward", p.batchnorm,
+                primitive_op(l, "batch_normalization_forward", HB_PHASE_FORWARD, p.batchnorm,
                              make_primitive<dnnl::batch_normalization_forward>(
                                  name, "batch_normalization_forward", p.batchnorm),
                              std::move(refs)));
@@ -93,7 +108,7 @@ void Network::build_forward(int l) {
             const double momentum = layer.momentum;
             const int64_t channels = d.c;
             const bool has_mean = layer.running_mean >= 0, has_var = layer.running_var >= 0;
-            forward_ops_.push_back(host_op(l, "running statistics", [=] {
+            forward_ops_.push_back(host_op(l, "running statistics", HB_PHASE_FORWARD, [=] {
                 update_running_statistics(channels, data(mean), data(variance), momentum, count,
                                           has_mean ? data(rm) : nullptr,
                                           has_var ? data(rv) : nullptr);
@@ -102,7 +117,7 @@ void Network::build_forward(int l) {
         }
         case HB_LAYER_RELU:
             forward_ops_.push_back(
-                primitive_op(l, "eltwise_forward", p.relu,
+                primitive_op(l, "eltwise_forward", HB_PHASE_FORWARD, p.relu,
                              make_primitive<dnnl::eltwise_forward>(name, "eltwise_forward", p.relu),
                              {{DNNL_ARG_SRC, value_ref(x)}, {DNNL_ARG_DST, out}}));
             break;
@@ -113,7 +128,7 @@ void Network::build_forward(int l) {
                 const Ref source = value_ref(x);
                 const Ref argmax{native_workspace(l), workspace_block_[l], {}};
                 note_impl("pooling_forward", "native:2x2");
-                forward_ops_.push_back(host_op(l, "pooling_forward", [=] {
+                forward_ops_.push_back(host_op(l, "pooling_forward", HB_PHASE_FORWARD, [=] {
                     max_pool_2x2_forward(planes, d.h, d.w, block, data(source), data(out),
                                          reinterpret_cast<uint8_t*>(data(argmax)), threads);
                 }));
@@ -125,14 +140,14 @@ void Network::build_forward(int l) {
                 refs.push_back(
                     {DNNL_ARG_WORKSPACE, Ref{p.pool.workspace_desc(), workspace_block_[l], {}}});
             forward_ops_.push_back(
-                primitive_op(l, "pooling_forward", p.pool,
+                primitive_op(l, "pooling_forward", HB_PHASE_FORWARD, p.pool,
                              make_primitive<dnnl::pooling_forward>(name, "pooling_forward", p.pool),
                              std::move(refs)));
             break;
         }
         case HB_LAYER_UPSAMPLE:
             forward_ops_.push_back(primitive_op(
-                l, "resampling_forward", p.upsample,
+                l, "resampling_forward", HB_PHASE_FORWARD, p.upsample,
                 make_primitive<dnnl::resampling_forward>(name, "resampling_forward", p.upsample),
                 {{DNNL_ARG_SRC, value_ref(x)}, {DNNL_ARG_DST, out}}));
             break;
@@ -142,8 +157,9 @@ void Network::build_forward(int l) {
             for (size_t k = 0; k < layer.inputs.size(); ++k)
                 refs.push_back(
                     {DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), value_ref(layer.inputs[k])});
-            forward_ops_.push_back(primitive_op(
-                l, "sum", p.sum, make_primitive<dnnl::sum>(name, "sum", p.sum), std::move(refs)));
+            forward_ops_.push_back(primitive_op(l, "sum", HB_PHASE_FORWARD, p.sum,
+                                                make_primitive<dnnl::sum>(name, "sum", p.sum),
+                                                std::move(refs)));
             break;
         }
         case HB_LAYER_MSE_LOSS: {
@@ -161,7 +177,7 @@ void Network::build_forward(int l) {
             const int64_t floats = floats_of(md);
             const double scale =
                 layer.loss_weight / static_cast<double>(graph_.values[x].elements());
-            forward_ops_.push_back(host_op(l, "mse loss", [=] {
+            forward_ops_.push_back(host_op(l, "mse loss", HB_PHASE_FORWARD, [=] {
                 const std::vector<uint8_t>& mask = target_layouts_[k].mask;
                 losses_[index].loss =
                     scale * squared_error(floats, data(y), current_targets_[k],

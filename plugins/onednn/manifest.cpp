@@ -106,21 +106,13 @@ std::string Network::manifest_json() const {
         .add("parameter_bytes", parameters_.size())
         .add("allocated_bytes", allocated_bytes());
 
-    JsonObject profile;
-    for (const auto& [what, entry] : profile_) {
-        const int64_t steps = std::max<int64_t>(profiled_steps_, 1);
-        JsonObject e;
-        e.add("ms_per_step", entry.first / static_cast<double>(steps))
-            .add("operations_per_step", entry.second / steps);
-        profile.add(what, e.str());
-    }
-
     JsonObject root;
     root.add_string("math", "fp32")
         .add("threads", settings_.threads)
         .add_string("cpu_runtime", "OpenMP")
         .add_string("isa", effective_isa())
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("layout", settings_.plain_layout ? "plain" : "blocked")
         .add("implementations", impls.str())
         .add("activation_layouts", counts(activations))
         .add("weight_layouts", counts(weights))
@@ -128,7 +120,6 @@ std::string Network::manifest_json() const {
         .add("gradient_deliveries", counts(deliveries))
         .add("reorders_per_step", reorders.str())
         .add("memory", memory.str());
-    if (settings_.profile) root.add("profile", profile.str());
     return root.str();
 }
 

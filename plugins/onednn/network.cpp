@@ -7,7 +7,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 namespace onednn_backend {
@@ -34,7 +33,7 @@ Network::Network(const hb_graph& graph, const NetworkSettings& settings)
       engine_(cpu_engine()),
       stream_(engine_) {
     omp_set_num_threads(settings_.threads);
-    plan_ = make_plan(graph_, topology_, engine_);
+    plan_ = make_plan(graph_, topology_, engine_, settings_.plain_layout);
     hb::GradientRules rules;
     rules.same_layout = [this](int a, int b) { return plan_.values[a] == plan_.values[b]; };
     gradients_ = hb::plan_gradients(graph_, topology_, rules);
@@ -139,7 +138,7 @@ void Network::plan_parameters() {
     if (settings_.optimizer.momentum != 0) momentum_ = AlignedBuffer(bytes(parameter_floats_));
     state_ = AlignedBuffer(bytes(state_floats));
 
-    update_ops_.push_back(host_op(-1, "rmsprop update", [this] {
+    update_ops_.push_back(host_op(-1, "rmsprop update", HB_PHASE_UPDATE, [this] {
         rmsprop_update(settings_.optimizer, parameter_floats_, parameters_.floats(),
                        gradients_buffer_.floats(), square_averages_.floats(), momentum_.floats(),
                        settings_.threads);
@@ -188,20 +187,15 @@ float* Network::data(const Ref& ref) const {
 }
 
 void Network::run(std::vector<Op>& ops) {
-    using Clock = std::chrono::steady_clock;
     for (Op& op : ops) {
         try {
-            const Clock::time_point start = settings_.profile ? Clock::now() : Clock::time_point{};
+            // The CPU stream runs each primitive to completion before execute returns, so the
+            // host's clock times it. Profiling off, the event costs one test of a flag.
+            const hb::EventLog::Scope event(events_, op.what, op.layer, op.phase);
             if (op.host)
                 op.host();
             else
                 op.primitive.execute(stream_, op.args);
-            if (settings_.profile) {
-                // The CPU stream runs each primitive to completion before execute returns.
-                auto& [ms, count] = profile_[op.what];
-                ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-                ++count;
-            }
         } catch (const dnnl::error& e) {
             const std::string layer = op.layer >= 0 ? graph_.layers[op.layer].name : "(graph)";
             throw hb::Error("layer '" + layer + "': " + op.what + " failed: " + e.what());
@@ -214,6 +208,9 @@ double Network::forward(int batch) {
     const size_t b = static_cast<size_t>(batch);
     if (settings_.placement == HB_PLACEMENT_HOST) {
         // The batch comes from host memory in the canonical layout, as a data loader hands it.
+        // On the CPU that is a layout conversion within one memory, but it is the data loader's
+        // copy that host placement times (a device backend's copy to the device): a transfer.
+        const hb::EventLog::Scope event(events_, "batch staging", -1, HB_PHASE_TRANSFER);
         const Dims& in = graph_.values[graph_.input];
         dnnl::memory source(plain_desc({in.n, in.c, in.h, in.w}), engine_,
                             batch_inputs_[b].bytes());
@@ -231,7 +228,7 @@ double Network::forward(int batch) {
             current_targets_[k] = batch_targets_[k][b].floats();
     }
     run(forward_ops_);
-    ++profiled_steps_;
+    const hb::EventLog::Scope event(events_, "loss sum", -1, HB_PHASE_LOSS);
     double loss = 0;
     for (const LossLayer& l : losses_) loss += l.loss;
     return loss;

@@ -6,13 +6,13 @@
 #include "arena.hpp"
 #include "graph.hpp"
 #include "hb/arena.hpp"
+#include "hb/profile.hpp"
 #include "plan.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -25,7 +25,7 @@ struct NetworkSettings {
     hb_placement placement = HB_PLACEMENT_DEVICE;
     bool fuse_batchnorm_relu = true;
     bool native_pooling = true;  // 2x2 max pooling and upsampling backward with kernels.hpp
-    bool profile = false;        // time every operation; the manifest reports ms per step by kind
+    bool plain_layout = false;   // activations in NCHW, reordered around each convolution
     hb_optimizer optimizer{};
 };
 
@@ -46,6 +46,12 @@ public:
     void set_batches(int count, const float* const* inputs, const float* const* targets);
     int batch_count() const { return batch_count_; }
 
+    // Per-operation events (docs/design.md §3 "Profiling"): begin_step starts a step's events,
+    // one per operation forward, backward and update run while profiling is on.
+    void set_profiling(bool enabled) { events_.set_enabled(enabled); }
+    void begin_step() { events_.begin_step(); }
+    const std::vector<hb_event>& events() const { return events_.events(); }
+
     // The loss of batch `batch` (stages it first under host placement).
     double forward(int batch);
     void backward();
@@ -63,7 +69,8 @@ private:
     };
     struct Op {
         int layer = -1;
-        const char* what = "";
+        const char* what = "";  // also its event's name
+        hb_phase phase = HB_PHASE_OTHER;
         dnnl::primitive primitive;
         std::vector<std::pair<int, Ref>> refs;
         std::unordered_map<int, dnnl::memory> args;
@@ -108,10 +115,12 @@ private:
     Ref tensor_gradient_ref(int tensor, int layer);
     Ref working_ref(int tensor) const;
     Ref fixed(const dnnl::memory& m) const { return Ref{m.get_desc(), -1, m}; }
-    Op primitive_op(int layer, const char* what, const dnnl::primitive_desc_base& pd,
-                    dnnl::primitive primitive, std::vector<std::pair<int, Ref>> refs);
+    Op primitive_op(int layer, const char* what, hb_phase phase,
+                    const dnnl::primitive_desc_base& pd, dnnl::primitive primitive,
+                    std::vector<std::pair<int, Ref>> refs);
+    // A reorder's phase is HB_PHASE_REORDER, with the layer it serves.
     Op reorder_op(int layer, const Ref& from, const Ref& to, bool accumulate);
-    Op host_op(int layer, const char* what, std::function<void()> body);
+    Op host_op(int layer, const char* what, hb_phase phase, std::function<void()> body);
     // Where a primitive writes the gradient of one input (`contribution` may be null: discarded),
     // and the operations that deliver it when it cannot write the gradient buffer itself.
     Ref gradient_destination(const Contribution* contribution, const dnnl::memory::desc& produced,
@@ -159,9 +168,7 @@ private:
     dnnl::reorder stage_input_;
     std::vector<dnnl::reorder> stage_targets_;
 
-    // Profile: per operation kind, the milliseconds spent and the operations run, over all steps.
-    std::map<std::string, std::pair<double, int64_t>> profile_;
-    int64_t profiled_steps_ = 0;
+    hb::EventLog events_;
 
     // Manifest.
     std::vector<std::pair<std::string, std::vector<std::pair<std::string, int>>>> impls_;

@@ -52,13 +52,14 @@ void Network::note_impl(const char* kind, const std::string& impl) {
         ++c->second;
 }
 
-Network::Op Network::primitive_op(int layer, const char* what, const dnnl::primitive_desc_base& pd,
-                                  dnnl::primitive primitive,
+Network::Op Network::primitive_op(int layer, const char* what, hb_phase phase,
+                                  const dnnl::primitive_desc_base& pd, dnnl::primitive primitive,
                                   std::vector<std::pair<int, Ref>> refs) {
     note_impl(what, pd);
     Op op;
     op.layer = layer;
     op.what = what;
+    op.phase = phase;
     op.primitive = std::move(primitive);
     op.refs = std::move(refs);
     op.scratchpad = pd.scratchpad_desc();
@@ -78,7 +79,8 @@ Network::Op Network::reorder_op(int layer, const Ref& from, const Ref& to, bool 
     const auto pd = create(name, "reorder", [&] {
         return dnnl::reorder::primitive_desc(engine_, from.md, engine_, to.md, attr);
     });
-    return primitive_op(layer, "reorder", pd, make_primitive<dnnl::reorder>(name, "reorder", pd),
+    return primitive_op(layer, "reorder", HB_PHASE_REORDER, pd,
+                        make_primitive<dnnl::reorder>(name, "reorder", pd),
                         {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
@@ -100,10 +102,12 @@ dnnl::memory::desc Network::native_workspace(int l) const {
             dnnl::memory::format_tag::a};
 }
 
-Network::Op Network::host_op(int layer, const char* what, std::function<void()> body) {
+Network::Op Network::host_op(int layer, const char* what, hb_phase phase,
+                             std::function<void()> body) {
     Op op;
     op.layer = layer;
     op.what = what;
+    op.phase = phase;
     op.host = std::move(body);
     return op;
 }
@@ -117,9 +121,12 @@ Network::Ref Network::gradient_destination(const Contribution* c,
         if (c->delivery == Delivery::write) return target;
         const Ref temp = temporary(produced, layer);
         const int threads = settings_.threads;
-        then.push_back(host_op(layer, "gradient accumulation", [this, target, temp, threads] {
-            add_into(floats_of(target.md), data(target), data(temp), threads);
-        }));
+        // The layer's input gradient added to what the value's other uses sent back: part of
+        // the layer's backward pass.
+        then.push_back(host_op(
+            layer, "gradient accumulation", HB_PHASE_BACKWARD_DATA, [this, target, temp, threads] {
+                add_into(floats_of(target.md), data(target), data(temp), threads);
+            }));
         return temp;
     }
     const Ref temp = temporary(produced, layer);

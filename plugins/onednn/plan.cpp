@@ -25,8 +25,8 @@ bool is_reference(const char* impl) {
 
 class Planner {
 public:
-    Planner(const Graph& graph, const Topology& topology, const dnnl::engine& engine)
-        : graph_(graph), topology_(topology), engine_(engine) {
+    Planner(const Graph& graph, const Topology& topology, const dnnl::engine& engine, bool plain)
+        : graph_(graph), topology_(topology), engine_(engine), plain_(plain) {
         plan_.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         plan_.values.resize(graph.values.size());
         plan_.layers.resize(graph.layers.size());
@@ -68,7 +68,8 @@ public:
         plan_.stored.resize(graph_.values.size());
         for (int v = 0; v < graph_.num_values(); ++v)
             plan_.stored[v] = !plan_.values[v].is_zero() && !topology_.is_loss[v];
-        for (int l = 0; l < graph_.num_layers(); ++l)
+        // A convolution writing into a plain add output would write through a reorder.
+        for (int l = 0; l < graph_.num_layers() && !plain_; ++l)
             if (graph_.layers[l].kind == HB_LAYER_ADD) fuse_add(l);
         for (int l = 0; l < graph_.num_layers(); ++l) {
             const Layer& layer = graph_.layers[l];
@@ -174,10 +175,11 @@ private:
         const Dims& y = graph_.values[layer.output];
         md& input = plan_.values[x];
 
+        // In the plain layout the primitive reads its own layout, the input reordered into it.
         auto chosen = conv_forward(layer, any_desc(graph_.values[x]));
         if (input.is_zero()) {
-            input = chosen.src_desc();
-        } else if (chosen.src_desc() != input) {
+            input = plain_ ? plain_value(x) : chosen.src_desc();
+        } else if (!plain_ && chosen.src_desc() != input) {
             // Reading the value in its own layout avoids a reorder per step, unless oneDNN only
             // has its reference implementation for that layout.
             auto forced = conv_forward(layer, input);
@@ -187,7 +189,9 @@ private:
         p.conv = chosen;
         p.source = chosen.src_desc();
         p.reorder_source = p.source != input;
-        plan_.values[layer.output] = chosen.dst_desc();
+        p.destination = chosen.dst_desc();
+        plan_.values[layer.output] = plain_ ? plain_value(layer.output) : p.destination;
+        p.reorder_destination = p.destination != plan_.values[layer.output];
 
         const dnnl::memory::dims stride{layer.stride, layer.stride};
         const dnnl::memory::dims padding{layer.padding, layer.padding};
@@ -265,7 +269,7 @@ private:
         const Layer& layer = graph_.layers[l];
         LayerPlan& p = plan_.layers[l];
         const md& data = plan_.values[layer.inputs[0]];
-        const md out = any_desc(graph_.values[layer.output]);
+        const md out = plain_ ? plain_value(layer.output) : any_desc(graph_.values[layer.output]);
         p.pool = create(layer.name, "pooling_forward (max)",
                         [&] { return api::max_pooling_forward(engine_, data, out, plan_.attr); });
         plan_.values[layer.output] = p.pool.dst_desc();
@@ -279,7 +283,7 @@ private:
         const Layer& layer = graph_.layers[l];
         LayerPlan& p = plan_.layers[l];
         const md& data = plan_.values[layer.inputs[0]];
-        const md out = any_desc(graph_.values[layer.output]);
+        const md out = plain_ ? plain_value(layer.output) : any_desc(graph_.values[layer.output]);
         p.upsample = create(layer.name, "resampling_forward (nearest)",
                             [&] { return api::nearest_forward(engine_, data, out, plan_.attr); });
         plan_.values[layer.output] = p.upsample.dst_desc();
@@ -303,6 +307,7 @@ private:
     const Graph& graph_;
     const Topology& topology_;
     const dnnl::engine& engine_;
+    const bool plain_;
     Plan plan_;
 };
 
@@ -314,8 +319,9 @@ void throw_creation_error(const std::string& layer, const char* what, const dnnl
                     e.status == dnnl_out_of_memory ? HB_OUT_OF_MEMORY : HB_ERROR);
 }
 
-Plan make_plan(const Graph& graph, const Topology& topology, const dnnl::engine& engine) {
-    return Planner(graph, topology, engine).run();
+Plan make_plan(const Graph& graph, const Topology& topology, const dnnl::engine& engine,
+               bool plain) {
+    return Planner(graph, topology, engine, plain).run();
 }
 
 }  // namespace onednn_backend

@@ -2,6 +2,8 @@
 // layout its producer picked (convolutions choose freely, format_tag::any, and every other layer
 // keeps its input's layout), so activations and their gradients stay in oneDNN's blocked layouts
 // for the whole step. Reorders remain only where a primitive cannot use a value's layout.
+// In the plain layout every value is NCHW instead, as a framework's tensors are: convolutions
+// still run in the layouts they choose, with their input reordered into it and their output back.
 #pragma once
 
 #include "graph.hpp"
@@ -18,9 +20,11 @@ struct LayerPlan {
     dnnl::convolution_forward::primitive_desc conv;
     dnnl::convolution_backward_data::primitive_desc conv_data;  // when the input has a gradient
     dnnl::convolution_backward_weights::primitive_desc
-        conv_weights;             // when the layer runs backward
-    dnnl::memory::desc source;    // conv: the layout its primitives read the input in
-    bool reorder_source = false;  // conv: `source` differs from the input value's layout
+        conv_weights;                  // when the layer runs backward
+    dnnl::memory::desc source;         // conv: the layout its primitives read the input in
+    bool reorder_source = false;       // conv: `source` differs from the input value's layout
+    dnnl::memory::desc destination;    // conv: the layout its primitives write the output in
+    bool reorder_destination = false;  // conv: `destination` differs from the output value's
 
     // An add whose inputs come from convolutions used by nothing else is computed by those
     // convolutions: the first writes the add's output (after the add's other inputs have been
@@ -65,8 +69,10 @@ struct Plan {
     dnnl::primitive_attr attr;  // user-managed scratchpad, for every primitive
 };
 
-// Throws hb::Error naming the layer and the primitive that oneDNN could not create.
-Plan make_plan(const Graph& graph, const Topology& topology, const dnnl::engine& engine);
+// Throws hb::Error naming the layer and the primitive that oneDNN could not create. `plain`:
+// every value in NCHW, and no convolution writes into an add's output.
+Plan make_plan(const Graph& graph, const Topology& topology, const dnnl::engine& engine,
+               bool plain);
 
 [[noreturn]] void throw_creation_error(const std::string& layer, const char* what,
                                        const dnnl::error& e);

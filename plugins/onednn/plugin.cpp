@@ -32,8 +32,8 @@ public:
         info.description =
             "oneDNN primitives on the CPU in float32: blocked layouts, fused batch norm + ReLU, "
             "OpenMP threads";
-        info.capabilities =
-            HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY | HB_CAP_HOST_PLACEMENT;
+        info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
+                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE;
         info.libraries = {{"oneDNN", library_version()}};
         hb::DeviceInfo cpu;
         cpu.name = "cpu";

@@ -24,7 +24,11 @@ NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
     s.threads = options.get_threads();
     s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
     s.native_pooling = options.get_bool("native_pooling", true);
-    s.profile = options.get_bool("profile", false);
+    const std::string layout = options.get_string("layout", "blocked");
+    if (layout != "blocked" && layout != "plain")
+        throw hb::Error("option 'layout': expected blocked or plain, got '" + layout + "'",
+                        HB_UNSUPPORTED);
+    s.plain_layout = layout == "plain";
     options.check_all_used();
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
@@ -66,6 +70,7 @@ void OnednnSession::set_batches(int32_t count, const float* const* inputs,
 
 hb::StepResult OnednnSession::step(int32_t batch) {
     use_threads();
+    network_.begin_step();
     const auto start = Clock::now();
     hb::StepResult result;
     result.loss = network_.forward(batch);
@@ -100,6 +105,14 @@ uint64_t OnednnSession::peak_memory_bytes() {
 
 std::string OnednnSession::manifest_json() {
     return network_.manifest_json();
+}
+
+void OnednnSession::set_profiling(bool enabled) {
+    network_.set_profiling(enabled);
+}
+
+const std::vector<hb_event>& OnednnSession::events() {
+    return network_.events();
 }
 
 }  // namespace onednn_backend

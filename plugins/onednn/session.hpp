@@ -7,16 +7,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace onednn_backend {
 
 class OnednnSession : public hb::Session {
 public:
     // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options `threads` (default:
-    // the hardware's thread count), `fuse_batchnorm_relu` (default true), `native_pooling` (default
-    // true: 2x2 max pooling and upsampling backward with the plugin's own loops instead of oneDNN's
-    // primitives) and `profile` (default false: time every operation and report milliseconds per
-    // step by kind in the manifest).
+    // the hardware's thread count), `fuse_batchnorm_relu` (default true), `native_pooling`
+    // (default true: 2x2 max pooling and upsampling backward with the plugin's own loops instead
+    // of oneDNN's primitives) and `layout` (blocked, the default: activations in the layouts
+    // oneDNN picks; plain: in NCHW, reordered around each convolution).
     explicit OnednnSession(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;
@@ -28,6 +29,9 @@ public:
     void read_gradients(float* const* gradients) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
+    // One event per primitive or loop the step runs (docs/design.md §3 "Profiling").
+    void set_profiling(bool enabled) override;
+    const std::vector<hb_event>& events() override;
 
     int threads() const { return settings_.threads; }
 

@@ -16,7 +16,7 @@ Network<T>::Network(const hb_graph& source, ThreadPool& pool, TileKernel kernel)
     for (const hb::Dims& d : graph.values) value_dims_.push_back(dims(d));
     for (const hb::Tensor& t : graph.tensors) {
         const auto elements = static_cast<size_t>(t.elements);
-        tensor_info_.push_back({t.name, t.trainable, t.elements});
+        tensor_info_.push_back({t.name, t.trainable, t.elements, t.layer});
         tensors_.emplace_back(elements, T(0));
         gradients_.emplace_back(t.trainable ? elements : 0, T(0));
     }
@@ -63,17 +63,43 @@ double Network<T>::forward(const T* input, const T* target, int first_layer) {
         throw hb::Error("forward: cannot start at layer " + std::to_string(first_layer));
     input_data_ = input;
     target_data_ = target;
-    for (size_t i = static_cast<size_t>(first_layer); i < layers_.size(); ++i)
-        forward_layer(layers_[i]);
+    for (int i = first_layer; i < static_cast<int>(layers_.size()); ++i) forward_layer(i);
     forward_done_ = true;
+    const hb::EventLog::Scope event(events_, "loss sum", -1, HB_PHASE_LOSS);
     double loss = 0;
     for (const Layer& layer : layers_)
         if (layer.kind == HB_LAYER_MSE_LOSS) loss += layer.loss;
     return loss;
 }
 
+namespace {
+
+const char* forward_name(hb_layer_kind kind) {
+    switch (kind) {
+        case HB_LAYER_CONV2D:
+            return "conv2d_forward";
+        case HB_LAYER_BATCHNORM:
+            return "batchnorm_forward";
+        case HB_LAYER_RELU:
+            return "relu_forward";
+        case HB_LAYER_MAXPOOL2D:
+            return "maxpool2d_forward";
+        case HB_LAYER_UPSAMPLE:
+            return "upsample_forward";
+        case HB_LAYER_ADD:
+            return "add_forward";
+        case HB_LAYER_MSE_LOSS:
+            return "mse_loss_forward";
+    }
+    return "forward";
+}
+
+}  // namespace
+
 template <class T>
-void Network<T>::forward_layer(Layer& layer) {
+void Network<T>::forward_layer(int index) {
+    Layer& layer = layers_[static_cast<size_t>(index)];
+    const hb::EventLog::Scope event(events_, forward_name(layer.kind), index, HB_PHASE_FORWARD);
     const T* x = value(layer.inputs[0]);
     const Dims d = value_dims_[layer.inputs[0]];
     T* y = values_[layer.output].data();
@@ -112,12 +138,15 @@ void Network<T>::forward_layer(Layer& layer) {
 template <class T>
 void Network<T>::backward() {
     if (!forward_done_) throw hb::Error("backward: no forward pass to differentiate");
-    for (auto& g : gradients_) std::fill(g.begin(), g.end(), T(0));
-    for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
-        Layer& layer = *it;
+    {
+        const hb::EventLog::Scope event(events_, "gradient zeroing", -1, HB_PHASE_OTHER);
+        for (auto& g : gradients_) std::fill(g.begin(), g.end(), T(0));
+    }
+    for (int i = static_cast<int>(layers_.size()) - 1; i >= 0; --i) {
+        const Layer& layer = layers_[static_cast<size_t>(i)];
         const bool reaches_loss =
             layer.kind == HB_LAYER_MSE_LOSS || !value_gradients_[layer.output].empty();
-        if (reaches_loss) backward_layer(layer);
+        if (reaches_loss) backward_layer(i);
         gradient_pool_.release(std::move(value_gradients_[layer.output]));
     }
     for (auto& g : value_gradients_) gradient_pool_.release(std::move(g));
@@ -137,41 +166,74 @@ T* Network<T>::value_gradient(int v) {
 }
 
 template <class T>
-void Network<T>::backward_layer(Layer& layer) {
+void Network<T>::backward_layer(int index) {
+    using Scope = hb::EventLog::Scope;
+    Layer& layer = layers_[static_cast<size_t>(index)];
     const int in = layer.inputs[0];
     const T* x = value(in);
     const Dims d = value_dims_[in];
     const T* dy = value_gradients_[layer.output].data();
+    // A layer that sends no gradient to the graph's input runs nothing for it. The gradient
+    // buffer of an input is zeroed when first used: part of the backward pass that writes it.
+    const bool needs_dx = in != input_;
     switch (layer.kind) {
-        case HB_LAYER_CONV2D:
+        case HB_LAYER_CONV2D: {
+            // The weight and bias gradients first, then the input's: the order of one
+            // conv2d_backward call, so the results are the same bits.
+            {
+                const Scope event(events_, "conv2d_backward_weights", index,
+                                  HB_PHASE_BACKWARD_WEIGHTS);
+                conv2d_backward(gemm_, layer.conv, x, tensor_data(layer.weight), dy,
+                                static_cast<T*>(nullptr), gradient_data(layer.weight),
+                                gradient_data(layer.bias), workspace_.data());
+            }
+            if (!needs_dx) break;
+            const Scope event(events_, "conv2d_backward_data", index, HB_PHASE_BACKWARD_DATA);
             conv2d_backward(gemm_, layer.conv, x, tensor_data(layer.weight), dy, value_gradient(in),
-                            gradient_data(layer.weight), gradient_data(layer.bias),
-                            workspace_.data());
+                            static_cast<T*>(nullptr), static_cast<T*>(nullptr), workspace_.data());
             break;
-        case HB_LAYER_BATCHNORM:
+        }
+        case HB_LAYER_BATCHNORM: {
+            const bool affine = layer.weight >= 0 || layer.bias >= 0;
+            const Scope event(events_, "batchnorm_backward", index,
+                              affine ? HB_PHASE_BACKWARD : HB_PHASE_BACKWARD_DATA);
             batchnorm_backward(pool_, d, x, tensor_data(layer.weight), layer.statistics, dy,
                                value_gradient(in), gradient_data(layer.weight),
                                gradient_data(layer.bias));
             break;
-        case HB_LAYER_RELU:
-            if (T* dx = value_gradient(in)) relu_backward(pool_, d.elements(), x, dy, dx);
+        }
+        case HB_LAYER_RELU: {
+            if (!needs_dx) break;
+            const Scope event(events_, "relu_backward", index, HB_PHASE_BACKWARD_DATA);
+            relu_backward(pool_, d.elements(), x, dy, value_gradient(in));
             break;
-        case HB_LAYER_MAXPOOL2D:
-            if (T* dx = value_gradient(in)) maxpool2d_backward(pool_, d, x, dy, dx);
+        }
+        case HB_LAYER_MAXPOOL2D: {
+            if (!needs_dx) break;
+            const Scope event(events_, "maxpool2d_backward", index, HB_PHASE_BACKWARD_DATA);
+            maxpool2d_backward(pool_, d, x, dy, value_gradient(in));
             break;
-        case HB_LAYER_UPSAMPLE:
-            if (T* dx = value_gradient(in)) upsample_backward(pool_, d, dy, dx);
+        }
+        case HB_LAYER_UPSAMPLE: {
+            if (!needs_dx) break;
+            const Scope event(events_, "upsample_backward", index, HB_PHASE_BACKWARD_DATA);
+            upsample_backward(pool_, d, dy, value_gradient(in));
             break;
+        }
         case HB_LAYER_ADD: {
+            const Scope event(events_, "add_backward", index, HB_PHASE_BACKWARD_DATA);
             std::vector<T*> dinputs;
             for (int v : layer.inputs) dinputs.push_back(value_gradient(v));
             add_backward(pool_, d.elements(), dy, dinputs);
             break;
         }
-        case HB_LAYER_MSE_LOSS:
-            if (T* dx = value_gradient(in))
-                mse_loss_backward(pool_, d.elements(), x, target_data_, layer.loss_weight, dx);
+        case HB_LAYER_MSE_LOSS: {
+            if (!needs_dx) break;
+            const Scope event(events_, "mse_loss_backward", index, HB_PHASE_BACKWARD_DATA);
+            mse_loss_backward(pool_, d.elements(), x, target_data_, layer.loss_weight,
+                              value_gradient(in));
             break;
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 #include "buffer_pool.hpp"
 #include "gemm.hpp"
 #include "hb/graph.hpp"
+#include "hb/profile.hpp"
 #include "layers.hpp"
 #include "thread_pool.hpp"
 
@@ -18,6 +19,7 @@ struct TensorInfo {
     std::string name;
     bool trainable = false;
     int64_t elements = 0;
+    int layer = -1;  // the layer that uses it, -1 when none does
 };
 
 template <class T>
@@ -45,6 +47,10 @@ public:
     // Gradients of the last forward's loss with respect to every trainable tensor.
     void backward();
 
+    // The events of a profiled step (docs/design.md §3 "Profiling"): forward and backward add
+    // one per layer pass (a convolution's backward two: weights, then data), the caller its own.
+    hb::EventLog& event_log() { return events_; }
+
     const T* value(int v) const;
     Dims value_dims(int v) const { return value_dims_[v]; }
 
@@ -65,8 +71,8 @@ private:
         double loss = 0;  // mse_loss: the output, in double
     };
 
-    void forward_layer(Layer& layer);
-    void backward_layer(Layer& layer);
+    void forward_layer(int index);
+    void backward_layer(int index);
     T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }
     T* gradient_data(int i) { return i < 0 ? nullptr : gradients_[i].data(); }
     // The gradient buffer of value v (zeroed when first used), or null for the graph's input.
@@ -87,6 +93,7 @@ private:
     const T* input_data_ = nullptr;
     const T* target_data_ = nullptr;
     bool forward_done_ = false;
+    hb::EventLog events_;
 };
 
 extern template class Network<float>;

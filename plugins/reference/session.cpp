@@ -87,12 +87,16 @@ void ReferenceSession::set_batches(int32_t count, const float* const* inputs,
 
 hb::StepResult ReferenceSession::step(int32_t batch) {
     const auto b = static_cast<size_t>(batch);
+    hb::EventLog& events = network_.event_log();
+    events.begin_step();
 
     const auto start = Clock::now();
     const float* input = inputs_[b].data();
     const float* target = targets_[b].data();
     if (settings_.placement == HB_PLACEMENT_HOST) {
-        // The batch comes from host memory each step, as a user's data loader would hand it over.
+        // The batch comes from host memory each step, as a user's data loader would hand it over:
+        // the copy host placement times, a device backend's copy to the device, so a transfer.
+        const hb::EventLog::Scope event(events, "batch staging", -1, HB_PHASE_TRANSFER);
         std::copy(inputs_[b].begin(), inputs_[b].end(), staged_input_.begin());
         std::copy(targets_[b].begin(), targets_[b].end(), staged_target_.begin());
         input = staged_input_.data();
@@ -104,7 +108,9 @@ hb::StepResult ReferenceSession::step(int32_t batch) {
     network_.backward();
     const auto backward_end = Clock::now();
     for (int i = 0; i < network_.num_tensors(); ++i) {
-        if (!network_.tensor_info(i).trainable) continue;
+        const TensorInfo& info = network_.tensor_info(i);
+        if (!info.trainable) continue;
+        const hb::EventLog::Scope event(events, "rmsprop_update", info.layer, HB_PHASE_UPDATE);
         std::vector<float>& p = network_.tensor(i);
         rmsprop_update(pool_, settings_.optimizer, static_cast<int64_t>(p.size()), p.data(),
                        network_.gradient(i).data(), optimizer_state_[i]);
@@ -138,6 +144,14 @@ uint64_t ReferenceSession::peak_memory_bytes() {
     for (const auto& b : inputs_) elements += b.size();
     for (const auto& b : targets_) elements += b.size();
     return network_.allocated_bytes() + elements * sizeof(float);
+}
+
+void ReferenceSession::set_profiling(bool enabled) {
+    network_.event_log().set_enabled(enabled);
+}
+
+const std::vector<hb_event>& ReferenceSession::events() {
+    return network_.event_log().events();
 }
 
 std::string ReferenceSession::manifest_json() {

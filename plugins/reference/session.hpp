@@ -29,6 +29,10 @@ public:
     void read_gradients(float* const* gradients) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
+    // Per-operation events: each layer's forward and backward, each tensor's update, the rest
+    // of the step (docs/design.md §3 "Profiling").
+    void set_profiling(bool enabled) override;
+    const std::vector<hb_event>& events() override;
 
     int threads() const { return pool_.size(); }
 
