@@ -11,11 +11,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 namespace {
 
@@ -106,14 +108,59 @@ TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
 }
 
-// A results file that cannot be written is exit code 3 (an output failure), not a failed backend.
-TEST(EndToEnd, AResultsFileThatCannotBeWrittenIsAnOutputFailure) {
-    TempDir dir;
-    const std::string csv = dir / "taken.csv";
-    std::filesystem::create_directories(csv);  // a folder where the CSV should go
-    auto r = run_harness("run " + config("tiny.yaml") + " --output " + csv);
-    EXPECT_EQ(r.exit_code, 3) << r.output;
-    EXPECT_NE(r.output.find("taken.csv"), std::string::npos) << r.output;
+// Every destination is checked before any backend runs: a bad one is a usage error (exit 2), and
+// nothing is created, neither the output's folder nor the default runs/.
+struct Destination {
+    std::string arguments;  // after "run tiny.yaml"; {dir} is the test's folder
+    std::string message;
+};
+
+std::string in_dir(std::string text, const std::string& dir) {
+    for (size_t at = text.find("{dir}"); at != std::string::npos; at = text.find("{dir}"))
+        text.replace(at, 5, dir);
+    return text;
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& f : fs::recursive_directory_iterator(dir))
+        names.push_back(f.path().lexically_relative(dir).string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+TEST(EndToEnd, EveryDestinationIsCheckedBeforeAnythingRunsOrIsWritten) {
+    const std::vector<Destination> cases{
+        {"--output {dir}/taken.csv", "--output: {dir}/taken.csv is a folder; give a file name"},
+        {"--output {dir}/", "--output: {dir}/ is a folder; give a file name"},
+        {"--output {dir}/sidecar.csv", "--output's JSON sidecar: {dir}/sidecar.json is a folder"},
+        {"--output {dir}/file/x.csv",
+         "--output: cannot create folder {dir}/file: {dir}/file is not a folder"},
+        {"--output /proc/hb-test/x.csv", "--output: cannot write in /proc: "},
+        {"--output /proc/x.csv", "--output: cannot write in /proc: "},
+        {"--dump {dir}/file", "--dump: {dir}/file is a file, not a folder"},
+        {"--dump /proc/hb-dump", "--dump: cannot write in /proc: "},
+        {"--trace {dir}/file", "--trace: {dir}/file is a file, not a folder"},
+        {"--output {dir}/new/x.csv --dump {dir}/file", "--dump: {dir}/file is a file"},
+        {"--output {dir}/new/x.csv --trace /proc/hb-trace", "--trace: cannot write in /proc: "},
+    };
+    for (const auto& c : cases) {
+        TempDir dir;
+        fs::create_directories(dir / "taken.csv");
+        fs::create_directories(dir / "sidecar.json");
+        std::ofstream(dir / "file") << "a file\n";
+        const auto before = listing(dir.path());
+        // From inside the folder, so that the default output would be its runs/.
+        auto r = run_harness(
+            "run " + config("tiny.yaml") + " " + in_dir(c.arguments, dir.path().string()),
+            "cd " + dir.path().string() + " &&");
+        const std::string expected = in_dir(c.message, dir.path().string());
+        EXPECT_EQ(r.exit_code, 2) << c.arguments << ": " << r.output;
+        EXPECT_NE(r.output.find("harness run: " + expected), std::string::npos)
+            << c.arguments << ": " << r.output;
+        EXPECT_EQ(r.output.find("[1/1]"), std::string::npos) << r.output;  // nothing ran
+        EXPECT_EQ(listing(dir.path()), before) << c.arguments;             // nothing written
+    }
 }
 
 TEST(EndToEnd, SameSeedGivesTheSameLosses) {
