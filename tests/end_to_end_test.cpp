@@ -240,6 +240,7 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
     EXPECT_EQ(run_harness("run " + config("tiny.yaml") + " --iterations 0").exit_code, 2);
     EXPECT_EQ(run_harness("run").exit_code, 2);
     EXPECT_EQ(run_harness("frobnicate").exit_code, 2);
+    EXPECT_EQ(run_harness("run " + config("tiny.yaml") + " --iterations abc").exit_code, 2);
     EXPECT_EQ(run_harness("run /nonexistent.yaml").exit_code, 2);
 }
 
@@ -275,6 +276,30 @@ TEST(EndToEnd, AnEmptyBackendListIsAUsageError) {
         EXPECT_NE(r.output.find("--backends: no backend named"), std::string::npos) << r.output;
     }
     EXPECT_FALSE(fs::exists(dir / "x.csv"));
+}
+
+// The command line's mistakes are named as what they are.
+TEST(EndToEnd, CommandLineMistakesAreNamed) {
+    auto r = run_harness("frobnicate");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.output,
+              "harness: unknown command 'frobnicate' (the commands: run, check, report, list, "
+              "info; see harness --help)\n");
+    r = run_harness("\"$(printf 'frob\\nnicate')\"");  // a newline in the word
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("unknown command 'frob\\nnicate'"), std::string::npos) << r.output;
+    for (const std::string option : {"--iterations", "--warmup", "--profile-steps"}) {
+        r = run_harness("run " + config("tiny.yaml") + " " + option + " abc");
+        EXPECT_EQ(r.exit_code, 2) << option;
+        EXPECT_NE(r.output.find(option + ": 'abc' is not a whole number"), std::string::npos)
+            << r.output;
+        r = run_harness("run " + config("tiny.yaml") + " " + option + " -5");
+        EXPECT_EQ(r.exit_code, 2) << option;
+        EXPECT_NE(r.output.find(option + ": -5 is out of range"), std::string::npos) << r.output;
+    }
+    r = run_harness("check " + config("tiny.yaml") + " --steps 2x");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("--steps: '2x' is not a whole number"), std::string::npos) << r.output;
 }
 
 TEST(EndToEnd, EveryCommandHasHelp) {
