@@ -201,6 +201,17 @@ int run_command(const RunArgs& args) {
     if (outcome.interrupted) return kExitInterrupted;
     for (const auto& r : outcome.runs)
         if (run::is_failure(r.status)) return kExitBackendFailed;
+    // Every backend skipped (no plugin built, no device here): nothing was measured, which must
+    // not look like a success.
+    bool ran = false;
+    for (const auto& r : outcome.runs) ran = ran || r.status != results::Status::skipped;
+    if (!ran) {
+        std::fprintf(stderr,
+                     "harness run: no backend ran: each of the %zu selected was skipped (the "
+                     "reasons are above)\n",
+                     outcome.runs.size());
+        return kExitNothingRan;
+    }
     return kExitOk;
 }
 

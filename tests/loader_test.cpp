@@ -256,4 +256,34 @@ TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
 }
 
+// A device is "skipped" only when the plugin has it, or devices of its kind, and this machine
+// lacks it; a kind of device the plugin does not run on is an error of the config's.
+TEST(HarnessRun, ADeviceThePluginHasButTheMachineLacksIsSkippedAnotherKindFails) {
+    TempDir dir;
+    const std::string csv = dir / "devices.csv";
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/devices.yaml --output " + csv,
+                         kFakeEnv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 3u) << r.output;
+    EXPECT_EQ(rows[0]["status"], "ok") << rows[0]["message"];
+    EXPECT_EQ(rows[1]["status"], "skipped");
+    EXPECT_EQ(rows[1]["message"], "device cuda:1 not on this machine (fake offers: cpu, cuda:0)");
+    EXPECT_EQ(rows[2]["status"], "failed");
+    EXPECT_EQ(rows[2]["message"], "plugin fake does not run on cuda devices (it offers: cpu)");
+}
+
+// A run in which every backend was skipped measured nothing: not a success.
+TEST(HarnessRun, ARunInWhichNoBackendRanIsNotASuccess) {
+    TempDir dir;
+    const std::string csv = dir / "skipped.csv";
+    auto r = run_harness(
+        "run " + std::string(HB_TEST_DATA_DIR) + "/all_skipped.yaml --output " + csv, kFakeEnv);
+    EXPECT_EQ(r.exit_code, 4) << r.output;
+    EXPECT_NE(r.output.find("no backend ran: each of the 2 selected was skipped"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(harness::results::read_csv(csv).size(), 2u);  // the rows say why
+}
+
 }  // namespace

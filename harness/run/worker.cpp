@@ -20,6 +20,8 @@
 #include <filesystem>
 #include <memory>
 #include <new>
+#include <optional>
+#include <tuple>
 #include <utility>
 
 namespace harness::run {
@@ -49,20 +51,37 @@ std::vector<const float*> pointers(const std::vector<data::HostTensor>& tensors)
     return p;
 }
 
-// Where the entry's device stands in the plugin's own description; empty when it can be used.
-std::string device_problem(const hb_plugin_info& info, const std::string& device) {
+// The kind of a device name: "cuda" for "cuda:1", "cpu" for "cpu".
+std::string device_kind(const std::string& device) {
+    return device.substr(0, device.find(':'));
+}
+
+// Where the entry's device stands in the plugin's own description: nothing when it can be used;
+// `skipped` when the plugin has it (or devices of its kind) but this machine lacks it; `failed`
+// when the plugin has no device of that kind at all: the config names a device the plugin
+// cannot run on.
+std::optional<std::pair<results::Status, std::string>> device_problem(const hb_plugin_info& info,
+                                                                      const std::string& device) {
     std::string offered;
+    bool same_kind = false;
     for (int32_t i = 0; i < info.num_devices; ++i) {
         const hb_device_info& d = info.devices[i];
         if (device == d.name) {
-            if (d.available) return "";
-            return "device " + device + " unavailable: " +
-                   (d.unavailable_reason ? d.unavailable_reason : "no reason given");
+            if (d.available) return std::nullopt;
+            return std::pair{results::Status::skipped,
+                             "device " + device + " unavailable: " +
+                                 (d.unavailable_reason ? d.unavailable_reason : "no reason given")};
         }
+        same_kind = same_kind || device_kind(d.name) == device_kind(device);
         offered += (offered.empty() ? "" : ", ") + std::string(d.name);
     }
-    return "device " + device + " not offered by plugin " + info.name + " (offers: " + offered +
-           ")";
+    if (same_kind)
+        return std::pair{results::Status::skipped, "device " + device + " not on this machine (" +
+                                                       info.name + " offers: " + offered + ")"};
+    return std::pair{results::Status::failed,
+                     "plugin " + std::string(info.name) + " does not run on " +
+                         device_kind(device) +
+                         " devices (it offers: " + (offered.empty() ? "none" : offered) + ")"};
 }
 
 void read_manifest(results::BackendRun& run) {
@@ -256,9 +275,8 @@ results::BackendRun run_job(const WorkerJob& job) {
         run.plugin_version = info.version;
         for (int32_t i = 0; i < info.num_libraries; ++i)
             run.libraries[info.libraries[i].name] = info.libraries[i].version;
-        if (auto problem = device_problem(info, entry.device); !problem.empty()) {
-            run.status = results::Status::skipped;
-            run.message = problem;
+        if (auto problem = device_problem(info, entry.device)) {
+            std::tie(run.status, run.message) = *problem;
             return run;
         }
         Training training(std::move(graph), config, entry, library,
