@@ -250,10 +250,66 @@ TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {
     auto rows = harness::results::read_csv(csv);
     ASSERT_EQ(rows.size(), 2u) << r.output;
     EXPECT_EQ(rows[0]["status"], "ok");
-    EXPECT_EQ(rows[1]["status"], "failed");
-    EXPECT_EQ(rows[1]["message"], "interrupted");
+    // The hanging step never ends: the worker is killed, and its row says that nothing was kept.
+    EXPECT_EQ(rows[1]["status"], "interrupted");
+    EXPECT_EQ(rows[1]["message"], "interrupted before the worker wrote its result: no step kept");
     for (const auto& f : std::filesystem::directory_iterator(dir.path()))
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
+}
+
+// A worker whose step never ends is given time to finish it after an interrupt; a second
+// interrupt ends it at once.
+TEST(HarnessRun, ASecondInterruptStopsAWorkerAtOnce) {
+    TempDir dir;
+    const std::string csv = dir / "twice.csv";
+    const auto start = std::chrono::steady_clock::now();
+    // The harness in the background, interrupted at 3 s and again at 4 s.
+    auto r = run_harness(
+        "run " + std::string(HB_TEST_DATA_DIR) + "/interrupt.yaml --output " + csv,
+        kFakeEnv +
+            " sh -c '\"$0\" \"$@\" & p=$!; sleep 3; kill -INT $p; sleep 1; kill -INT $p; "
+            "wait $p'");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exit_code, 130) << r.output;
+    EXPECT_LT(seconds, 8.0) << r.output;  // not the 10 s given to a worker to finish its step
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 2u) << r.output;
+    EXPECT_EQ(rows[1]["status"], "interrupted");
+}
+
+// SIGINT after a few of the slow backend's steps: the worker finishes the step in progress and
+// writes the steps it completed; the row is `interrupted`, partial, with statistics from those
+// steps, and the backends after it never start.
+TEST(HarnessRun, AnInterruptKeepsTheCompletedStepsOfTheRunningBackend) {
+    TempDir dir;
+    const std::string csv = dir / "slow.csv";
+    auto r =
+        run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/slow_interrupt.yaml --output " + csv,
+                    kFakeEnv + " timeout --preserve-status -s INT 3");
+    EXPECT_EQ(r.exit_code, 130) << r.output;
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 1u) << r.output;
+    auto& row = rows[0];
+    EXPECT_EQ(row["status"], "interrupted") << row["message"];
+    EXPECT_EQ(row["message"].find("interrupted after "), 0u) << row["message"];
+    EXPECT_NE(row["message"].find(" of 200 timed steps (partial"), std::string::npos)
+        << row["message"];
+    EXPECT_EQ(row["iterations"], "200");
+    ASSERT_FALSE(row["median_ms"].empty()) << r.output;
+    EXPECT_GE(std::stod(row["median_ms"]), 100.0);
+    EXPECT_EQ(row["first_loss"], "1");
+
+    std::ifstream in(dir / "slow.json");
+    const auto sidecar = nlohmann::json::parse(in);
+    const auto& run = sidecar["runs"][0];
+    const size_t samples = run["samples_ms"].size();
+    EXPECT_GE(samples, 1u);
+    EXPECT_LT(samples, 200u);
+    EXPECT_EQ(run["losses"].size(), samples);
+    EXPECT_EQ(row["message"],
+              "interrupted after " + std::to_string(samples) +
+                  " of 200 timed steps (partial: the figures are from those steps)");
 }
 
 // A device is "skipped" only when the plugin has it, or devices of its kind, and this machine

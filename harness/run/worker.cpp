@@ -13,10 +13,12 @@
 #include "run/plugin_search.hpp"
 #include "run/progress.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <new>
@@ -176,16 +178,47 @@ struct Training {
     }
 };
 
-void time_steps(Training& training, results::BackendRun& run) {
+// Set by SIGINT or SIGTERM in a timing worker: the harness (or the user) asks it to stop; it does
+// so after the step in progress and keeps the steps it completed.
+volatile sig_atomic_t g_stop = 0;
+
+void on_stop(int) {
+    g_stop = 1;
+}
+
+void install_stop_handler() {
+    struct sigaction action {};
+    action.sa_handler = on_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+// True when the run was stopped before its last step: the row is `interrupted`, with the timed
+// steps it completed and statistics from them.
+bool time_steps(Training& training, results::BackendRun& run) {
     Progress progress(run.backend, run.warmup, run.iterations);
     const int total = run.warmup + run.iterations;
-    for (int k = 0; k < total; ++k) {
-        training.step(k, k >= run.warmup, run);
-        progress.step(k + 1);
+    int done = 0;
+    while (done < total && g_stop == 0) {
+        training.step(done, done >= run.warmup, run);
+        progress.step(++done);
     }
     progress.done();
     training.finish(run);
     run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
+    if (done == total) return false;
+    run.status = results::Status::interrupted;
+    if (done > run.warmup)
+        run.message = fmt::format(
+            "interrupted after {} of {} timed steps (partial: the figures are from those steps)",
+            done - run.warmup, run.iterations);
+    else if (done > 0)
+        run.message = fmt::format("interrupted after {} of {} warm-up steps, before any timed step",
+                                  done, run.warmup);
+    else
+        run.message = "interrupted before the first step";
+    return true;
 }
 
 results::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
@@ -281,12 +314,13 @@ results::BackendRun run_job(const WorkerJob& job) {
         }
         Training training(std::move(graph), config, entry, library,
                           job.capture ? job.capture->perturb_bits : 0, run);
-        if (job.capture)
+        if (job.capture) {
             capture_steps(training, run, job.capture->dir);
-        else
-            time_steps(training, run);
-        if (!job.capture && job.profiling.steps > 0)
-            profile_steps(training, library.can_profile(), config, job, run);
+        } else {
+            const bool stopped = time_steps(training, run);
+            if (!stopped && job.profiling.steps > 0)
+                profile_steps(training, library.can_profile(), config, job, run);
+        }
     } catch (const PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();
@@ -303,6 +337,8 @@ results::BackendRun run_job(const WorkerJob& job) {
 }  // namespace
 
 int worker_main(const WorkerJob& job) {
+    // A timing run stopped by the harness writes what it measured; a capture is all or nothing.
+    if (!job.capture) install_stop_handler();
     results::BackendRun run;
     try {
         run = run_job(job);

@@ -23,6 +23,8 @@ public:
         std::raise(SIGSEGV);
 #elif defined(FAKE_hangs)
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+#elif defined(FAKE_slow)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
 #endif
         hb::StepResult r;
         log_.begin_step();
