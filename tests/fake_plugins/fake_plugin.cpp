@@ -77,7 +77,7 @@ public:
 #if defined(FAKE_unavailable)
         info.devices = {{ "cpu", "a processor", false, "deliberately unavailable" }};
 #elif defined(FAKE_one_gpu)
-        info.devices = {{ "cpu", "a processor", true, "" }, { "cuda:0", "a pretend GPU", true, "" }};
+        info.devices = {{"cpu", "a processor", true, ""}, { "cuda:0", "a pretend GPU", true, "" }};
 #else
         info.devices = {{ "cpu", "a processor", true, "" }};
 #endif
