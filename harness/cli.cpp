@@ -1,16 +1,68 @@
 #include "cli.hpp"
 
 #include "commands.hpp"
+#include "config/printable.hpp"
 #include "harness/version.hpp"
 #include "run/worker.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace harness {
 
+namespace {
+
+// A whole number in [lo, hi]: "abc" is not a number, which is not the same as being out of range.
+CLI::Validator count_in(int lo, int hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            long long value = 0;
+            const char* first = text.data();
+            const char* last = first + text.size();
+            const auto [end, error] = std::from_chars(first, last, value);
+            if (text.empty() || end != last || error == std::errc::invalid_argument)
+                return "'" + text + "' is not a whole number";
+            if (error != std::errc() || value < lo || value > hi)
+                return text + " is out of range: expected " + std::to_string(lo) + " to " +
+                       std::to_string(hi);
+            return "";
+        },
+        "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+const std::vector<std::string> kCommands{"run", "check", "report", "list", "info"};
+
+// The first argument that is not an option names the command; one that names none is refused
+// by name (CLI11 would only say that a command is required, or that the word was not expected).
+std::optional<std::string> unknown_command(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (word.empty() || word[0] == '-') continue;
+        if (word.rfind("__", 0) == 0) return std::nullopt;  // the worker and describe children
+        if (std::find(kCommands.begin(), kCommands.end(), word) != kCommands.end())
+            return std::nullopt;
+        return word;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 int main_cli(int argc, char** argv) {
+    if (const auto word = unknown_command(argc, argv)) {
+        std::string known;
+        for (const auto& c : kCommands) known += (known.empty() ? "" : ", ") + c;
+        std::fprintf(stderr,
+                     "harness: unknown command '%s' (the commands: %s; see harness --help)\n",
+                     printable(*word).c_str(), known.c_str());
+        return kExitUsage;
+    }
     CLI::App app{
         "harness: runs the same stacked-hourglass training step in every deep-learning backend "
         "plugin, checks that they agree and times them."};
@@ -23,9 +75,9 @@ int main_cli(int argc, char** argv) {
     run_cmd->add_option("--backends", run.backends,
                         "Comma-separated backend names from the config (default: all)");
     run_cmd->add_option("--iterations", run.iterations, "Timed steps per backend")
-        ->check(CLI::Range(1, 1000000));
+        ->check(count_in(1, 1000000));
     run_cmd->add_option("--warmup", run.warmup, "Untimed warm-up steps per backend")
-        ->check(CLI::Range(0, 100000));
+        ->check(count_in(0, 100000));
     run_cmd->add_option("--output", run.output,
                         "Results CSV (default: runs/<config>-<UTC time>.csv); a JSON sidecar "
                         "with the raw samples is written beside it");
@@ -37,7 +89,7 @@ int main_cli(int argc, char** argv) {
                       "timed: the JSON sidecar gets each backend's time per operation kind and "
                       "layer (harness report --by)");
     run_cmd->add_option("--profile-steps", run.profile_steps, "Profiled steps per backend")
-        ->check(CLI::Range(1, 1000))
+        ->check(count_in(1, 1000))
         ->capture_default_str();
     run_cmd->add_option("--trace", run.trace_dir,
                         "Profile (as --profile) and write each backend's steps as a Chrome "
@@ -55,7 +107,7 @@ int main_cli(int argc, char** argv) {
                      "name (run on cpu with its defaults)")
         ->capture_default_str();
     check_cmd->add_option("--steps", check.steps, "Training steps compared")
-        ->check(CLI::Range(1, 1000))
+        ->check(count_in(1, 1000))
         ->capture_default_str();
     check_cmd->add_flag("--json", check.json, "Machine-readable output");
 

@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -44,13 +46,54 @@ std::string sidecar_of(const std::string& csv) {
     return p.string();
 }
 
-void prepare_output_dir(const std::string& path) {
-    fs::path dir = fs::path(path).parent_path();
+// A folder that `harness run` will write in, checked before anything runs or is created: an
+// existing folder must take a new file (a probe file is made and removed at once: permissions
+// alone do not tell, /proc is writable for root), a missing one must be creatable from its nearest
+// existing parent. Throws a UsageError naming the option and the path.
+void check_folder(const std::string& option, const fs::path& dir) {
+    std::error_code ec;
+    fs::path existing = dir;
+    while (!existing.empty() && !fs::exists(existing, ec)) {
+        const fs::path parent = existing.parent_path();
+        if (parent == existing) break;
+        existing = parent;
+    }
+    if (existing.empty()) existing = ".";
+    if (!fs::is_directory(existing, ec))
+        throw UsageError(option + ": cannot create folder " + dir.string() + ": " +
+                         existing.string() + " is not a folder");
+    std::string probe = (existing / ".harness-probe-XXXXXX").string();
+    if (::mkdtemp(probe.data()) == nullptr)
+        throw UsageError(option + ": cannot write in " + existing.string() + ": " +
+                         std::strerror(errno));
+    fs::remove(probe, ec);
+}
+
+// The folder of a file that `harness run` will write: `path` must name a file, not a folder.
+void check_file(const std::string& option, const std::string& path) {
+    std::error_code ec;
+    if (fs::path(path).filename().empty() || fs::is_directory(path, ec))
+        throw UsageError(option + ": " + path + " is a folder; give a file name, such as " +
+                         (fs::path(path) / "results.csv").string());
+    const fs::path dir = fs::path(path).parent_path();
+    check_folder(option, dir.empty() ? fs::path(".") : dir);
+}
+
+// A folder option (--dump, --trace): an existing path must be a folder.
+void check_dir(const std::string& option, const std::string& dir) {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw UsageError(option + ": " + dir + " is a file, not a folder");
+    check_folder(option, dir);
+}
+
+void create_folder(const std::string& option, const fs::path& dir) {
     if (dir.empty()) return;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir))
-        throw UsageError("--output: cannot create folder " + dir.string() + ": " + ec.message());
+        throw UsageError(option + ": cannot create folder " + dir.string() + ": " +
+                         (ec ? ec.message() : "a file is in the way"));
 }
 
 // Marks each finished row with the verdict of the last `harness check` of this config in the
@@ -67,17 +110,6 @@ std::function<void(results::BackendRun&)> verdict_annotator(const config::RunCon
             run.message = "failed harness check against " + v->baseline + " (" + v->utc_time + ")";
         }
     };
-}
-
-// The trace folder, created and writable before anything runs.
-void prepare_trace_dir(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir))
-        throw UsageError("--trace: cannot create folder " + dir + ": " +
-                         (ec ? ec.message() : "a file is in the way"));
-    if (::access(dir.c_str(), W_OK) != 0)
-        throw UsageError("--trace: folder " + dir + " is not writable");
 }
 
 // One line per profiled backend: how much of its step its operations account for.
@@ -123,9 +155,15 @@ int run_command(const RunArgs& args) {
             request.profiling = {args.profile_steps, args.trace_dir};
         csv_path = args.output.empty() ? default_output(config) : args.output;
         json_path = sidecar_of(csv_path);
-        prepare_output_dir(csv_path);
+        // Every destination is checked before anything is created, and everything is created
+        // before any backend runs: a bad destination costs no run and leaves nothing behind.
+        check_file("--output", csv_path);
+        check_file("--output's JSON sidecar", json_path);
+        if (!args.trace_dir.empty()) check_dir("--trace", args.trace_dir);
+        if (!args.dump_dir.empty()) check_dir("--dump", args.dump_dir);
+        create_folder("--output", fs::path(csv_path).parent_path());
         lock.emplace(csv_path);
-        if (!args.trace_dir.empty()) prepare_trace_dir(args.trace_dir);
+        if (!args.trace_dir.empty()) create_folder("--trace", args.trace_dir);
         request.on_finished = verdict_annotator(config);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
@@ -163,6 +201,17 @@ int run_command(const RunArgs& args) {
     if (outcome.interrupted) return kExitInterrupted;
     for (const auto& r : outcome.runs)
         if (run::is_failure(r.status)) return kExitBackendFailed;
+    // Every backend skipped (no plugin built, no device here): nothing was measured, which must
+    // not look like a success.
+    bool ran = false;
+    for (const auto& r : outcome.runs) ran = ran || r.status != results::Status::skipped;
+    if (!ran) {
+        std::fprintf(stderr,
+                     "harness run: no backend ran: each of the %zu selected was skipped (the "
+                     "reasons are above)\n",
+                     outcome.runs.size());
+        return kExitNothingRan;
+    }
     return kExitOk;
 }
 

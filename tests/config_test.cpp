@@ -1,8 +1,10 @@
 #include "config/config.hpp"
+#include "config/printable.hpp"
 #include "config/sha256.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -473,8 +475,89 @@ INSTANTIATE_TEST_SUITE_P(
                   ":3:14: key 'backends[0].options': expected a mapping, got a list"},
         BadConfig{"bad_empty.yaml", ": the config is empty (it needs at least a 'backends' list)"},
         BadConfig{"bad_two_documents.yaml", ":4:1: expected one YAML document, found 2"},
-        BadConfig{"bad_top_level_list.yaml", ":1:1: expected a mapping, got a list"}),
+        BadConfig{"bad_top_level_list.yaml", ":1:1: expected a mapping, got a list"},
+        // A device no plugin could offer is a typo, refused before anything runs.
+        BadConfig{"bad_device_name.yaml",
+                  ":3:13: key 'backends[0].device': expected a device, cpu or cuda:N (N = 0, 1, "
+                  "...), got 'tpu'"},
+        BadConfig{"bad_device_index.yaml",
+                  ":2:32: key 'backends[0].device': expected a device, cpu or cuda:N (N = 0, 1, "
+                  "...), got the string 'cuda:-1'"},
+        BadConfig{"bad_device_cpu_index.yaml",
+                  ":3:13: key 'backends[0].device': expected a device, cpu or cuda:N (N = 0, 1, "
+                  "...), got 'cpu:99'"},
+        // yaml-cpp says "illegal map value" or "illegal tab when looking for indentation".
+        BadConfig{"bad_tab_indent.yaml",
+                  ":3:1: tab characters are not allowed for indentation (indent with spaces)"},
+        BadConfig{"bad_tab_indent_first.yaml",
+                  ":2:1: tab characters are not allowed for indentation (indent with spaces)"},
+        // The error stays on one line.
+        BadConfig{"bad_newline_value.yaml",
+                  ":3:13: key 'backends[0].device': expected a device, cpu or cuda:N (N = 0, 1, "
+                  "...), got the string 'cuda:0\\nrm -rf'"}),
     [](const testing::TestParamInfo<BadConfig>& param) {
         std::string name = param.param.file;
         return name.substr(0, name.find('.'));
     });
+
+namespace {
+
+// A file of the given bytes, removed at the end of the scope.
+class TempConfig {
+public:
+    explicit TempConfig(const std::string& bytes)
+        : path_(std::string(::testing::TempDir()) + "/hb-config-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml") {
+        std::ofstream(path_, std::ios::binary) << bytes;
+    }
+    ~TempConfig() { std::remove(path_.c_str()); }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+TEST(LoadConfig, DeepNestingIsRefusedWhereItGoesTooDeep) {
+    // Flow collections: yaml-cpp says "bad file" at the end of the line.
+    const TempConfig flow("backends: " + std::string(10000, '[') + std::string(10000, ']') + "\n");
+    EXPECT_EQ(load_error(flow.path()),
+              flow.path() + ":1:74: nested more than 64 levels deep; a config needs a few");
+    // Block mappings, one level deeper on each line.
+    std::string block;
+    for (int i = 0; i < 3000; ++i)
+        block += std::string(size_t(i), ' ') + "k" + std::to_string(i) + ":\n";
+    const TempConfig indented(block);
+    EXPECT_EQ(load_error(indented.path()),
+              indented.path() + ":65:65: nested more than 64 levels deep; a config needs a few");
+}
+
+// Every byte of the message is printable ASCII or UTF-8: a config of binary garbage is not
+// echoed to the terminal.
+TEST(LoadConfig, BinaryGarbageIsNotEchoedRaw) {
+    std::string garbage =
+        "\x7f"
+        "ELF\x02\x01\x01\x00\x1b[31mred\x07\xff\xfe: \x01\x02\n";
+    for (int i = 0; i < 256; ++i) garbage += static_cast<char>(i);
+    const TempConfig file(garbage);
+    const std::string error = load_error(file.path());
+    ASSERT_NE(error, "(no error)");
+    for (char c : error) {
+        const auto byte = static_cast<unsigned char>(c);
+        EXPECT_TRUE(byte >= 0x20 && byte < 0x7f) << "byte " << int(byte) << " in: " << error;
+    }
+    EXPECT_NE(error.find("\\x"), std::string::npos) << error;
+}
+
+TEST(Printable, EscapesControlsAndInvalidUtf8AndKeepsText) {
+    EXPECT_EQ(harness::printable("plain text: [1, 2]"), "plain text: [1, 2]");
+    EXPECT_EQ(harness::printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+    EXPECT_EQ(harness::printable(std::string("\x1b[31m\x00\x7f", 7)), "\\x1B[31m\\x00\\x7F");
+    EXPECT_EQ(harness::printable("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80"),
+              "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80");            // UTF-8 kept
+    EXPECT_EQ(harness::printable("\xff\xc3"), "\\xFF\\xC3");           // invalid, truncated
+    EXPECT_EQ(harness::printable("\xc0\xaf"), "\\xC0\\xAF");           // overlong '/'
+    EXPECT_EQ(harness::printable("\xc2\x85"), "\\xC2\\x85");           // C1 control NEL
+    EXPECT_EQ(harness::printable("\xed\xa0\x80"), "\\xED\\xA0\\x80");  // a surrogate
+}
+
+}  // namespace

@@ -11,11 +11,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 namespace {
 
@@ -106,14 +108,59 @@ TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
 }
 
-// A results file that cannot be written is exit code 3 (an output failure), not a failed backend.
-TEST(EndToEnd, AResultsFileThatCannotBeWrittenIsAnOutputFailure) {
-    TempDir dir;
-    const std::string csv = dir / "taken.csv";
-    std::filesystem::create_directories(csv);  // a folder where the CSV should go
-    auto r = run_harness("run " + config("tiny.yaml") + " --output " + csv);
-    EXPECT_EQ(r.exit_code, 3) << r.output;
-    EXPECT_NE(r.output.find("taken.csv"), std::string::npos) << r.output;
+// Every destination is checked before any backend runs: a bad one is a usage error (exit 2), and
+// nothing is created, neither the output's folder nor the default runs/.
+struct Destination {
+    std::string arguments;  // after "run tiny.yaml"; {dir} is the test's folder
+    std::string message;
+};
+
+std::string in_dir(std::string text, const std::string& dir) {
+    for (size_t at = text.find("{dir}"); at != std::string::npos; at = text.find("{dir}"))
+        text.replace(at, 5, dir);
+    return text;
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& f : fs::recursive_directory_iterator(dir))
+        names.push_back(f.path().lexically_relative(dir).string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+TEST(EndToEnd, EveryDestinationIsCheckedBeforeAnythingRunsOrIsWritten) {
+    const std::vector<Destination> cases{
+        {"--output {dir}/taken.csv", "--output: {dir}/taken.csv is a folder; give a file name"},
+        {"--output {dir}/", "--output: {dir}/ is a folder; give a file name"},
+        {"--output {dir}/sidecar.csv", "--output's JSON sidecar: {dir}/sidecar.json is a folder"},
+        {"--output {dir}/file/x.csv",
+         "--output: cannot create folder {dir}/file: {dir}/file is not a folder"},
+        {"--output /proc/hb-test/x.csv", "--output: cannot write in /proc: "},
+        {"--output /proc/x.csv", "--output: cannot write in /proc: "},
+        {"--dump {dir}/file", "--dump: {dir}/file is a file, not a folder"},
+        {"--dump /proc/hb-dump", "--dump: cannot write in /proc: "},
+        {"--trace {dir}/file", "--trace: {dir}/file is a file, not a folder"},
+        {"--output {dir}/new/x.csv --dump {dir}/file", "--dump: {dir}/file is a file"},
+        {"--output {dir}/new/x.csv --trace /proc/hb-trace", "--trace: cannot write in /proc: "},
+    };
+    for (const auto& c : cases) {
+        TempDir dir;
+        fs::create_directories(dir / "taken.csv");
+        fs::create_directories(dir / "sidecar.json");
+        std::ofstream(dir / "file") << "a file\n";
+        const auto before = listing(dir.path());
+        // From inside the folder, so that the default output would be its runs/.
+        auto r = run_harness(
+            "run " + config("tiny.yaml") + " " + in_dir(c.arguments, dir.path().string()),
+            "cd " + dir.path().string() + " &&");
+        const std::string expected = in_dir(c.message, dir.path().string());
+        EXPECT_EQ(r.exit_code, 2) << c.arguments << ": " << r.output;
+        EXPECT_NE(r.output.find("harness run: " + expected), std::string::npos)
+            << c.arguments << ": " << r.output;
+        EXPECT_EQ(r.output.find("[1/1]"), std::string::npos) << r.output;  // nothing ran
+        EXPECT_EQ(listing(dir.path()), before) << c.arguments;             // nothing written
+    }
 }
 
 TEST(EndToEnd, SameSeedGivesTheSameLosses) {
@@ -141,14 +188,17 @@ TEST(EndToEnd, SeedExperimentSkipsEveryBackendThatIsNotBuiltWithItsReason) {
     ASSERT_EQ(rows.size(), 3u) << r.output;
     // The math mode is the configured one, whether the backend ran or not.
     EXPECT_EQ(rows[2]["math_mode"], "bf16");
+    bool ran = false;
     for (auto& row : rows) {
         if (row["status"] == "skipped") {
             EXPECT_FALSE(row["message"].empty());
         } else {
             EXPECT_EQ(row["status"], "ok") << row["backend"] << ": " << row["message"];
+            ran = true;
         }
     }
-    EXPECT_EQ(r.exit_code, 0) << r.output;
+    // Without a GPU nothing ran, which is not a success (exit 4).
+    EXPECT_EQ(r.exit_code, ran ? 0 : 4) << r.output;
 }
 
 TEST(EndToEnd, InfoReportsParameterAndFlopCountsAsJson) {
@@ -193,6 +243,7 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
     EXPECT_EQ(run_harness("run " + config("tiny.yaml") + " --iterations 0").exit_code, 2);
     EXPECT_EQ(run_harness("run").exit_code, 2);
     EXPECT_EQ(run_harness("frobnicate").exit_code, 2);
+    EXPECT_EQ(run_harness("run " + config("tiny.yaml") + " --iterations abc").exit_code, 2);
     EXPECT_EQ(run_harness("run /nonexistent.yaml").exit_code, 2);
 }
 
@@ -228,6 +279,30 @@ TEST(EndToEnd, AnEmptyBackendListIsAUsageError) {
         EXPECT_NE(r.output.find("--backends: no backend named"), std::string::npos) << r.output;
     }
     EXPECT_FALSE(fs::exists(dir / "x.csv"));
+}
+
+// The command line's mistakes are named as what they are.
+TEST(EndToEnd, CommandLineMistakesAreNamed) {
+    auto r = run_harness("frobnicate");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.output,
+              "harness: unknown command 'frobnicate' (the commands: run, check, report, list, "
+              "info; see harness --help)\n");
+    r = run_harness("\"$(printf 'frob\\nnicate')\"");  // a newline in the word
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("unknown command 'frob\\nnicate'"), std::string::npos) << r.output;
+    for (const std::string option : {"--iterations", "--warmup", "--profile-steps"}) {
+        r = run_harness("run " + config("tiny.yaml") + " " + option + " abc");
+        EXPECT_EQ(r.exit_code, 2) << option;
+        EXPECT_NE(r.output.find(option + ": 'abc' is not a whole number"), std::string::npos)
+            << r.output;
+        r = run_harness("run " + config("tiny.yaml") + " " + option + " -5");
+        EXPECT_EQ(r.exit_code, 2) << option;
+        EXPECT_NE(r.output.find(option + ": -5 is out of range"), std::string::npos) << r.output;
+    }
+    r = run_harness("check " + config("tiny.yaml") + " --steps 2x");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("--steps: '2x' is not a whole number"), std::string::npos) << r.output;
 }
 
 TEST(EndToEnd, EveryCommandHasHelp) {
@@ -267,7 +342,7 @@ TEST(EndToEnd, JsonOutputOfRunIsParseable) {
 TEST(EndToEnd, ListShowsTheReferencePlugin) {
     auto r = run_harness("list");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("reference 1.0.0 (ABI 2.0)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("reference 1.0.0 (ABI 2.1)"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("device cpu"), std::string::npos) << r.output;
 }
 

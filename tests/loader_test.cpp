@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace {
@@ -81,15 +84,74 @@ TEST(PluginLibrary, RejectsALibraryWithoutTheEntrySymbol) {
     EXPECT_NE(error.find("no 'hb_plugin_entry' symbol"), std::string::npos) << error;
 }
 
+// The message names the file and what is wrong with it, in the harness's words: no loader library's
+// internals, no unrelated errno text after it.
 TEST(PluginLibrary, ReportsAFileThatIsNotALibrary) {
     std::string error = load_error("garbage");
-    EXPECT_NE(error.find("cannot load"), std::string::npos) << error;
-    EXPECT_NE(error.find("hb_fake_garbage.so"), std::string::npos) << error;
+    EXPECT_EQ(error, fake("garbage") + ": cannot load: not a shared library (not an ELF file)");
 }
 
 TEST(PluginLibrary, ReportsAMissingFile) {
     std::string error = load_error("does_not_exist");
-    EXPECT_NE(error.find("cannot load"), std::string::npos) << error;
+    EXPECT_EQ(error, fake("does_not_exist") + ": cannot load: no such file");
+}
+
+// A copy of a plugin cut short (an interrupted copy or build).
+std::string truncated_copy(const TempDir& dir, const std::string& name, uint64_t size) {
+    const std::string file = dir / ("hb_fake_" + name + ".so");
+    std::filesystem::copy_file(fake("good"), file);
+    std::filesystem::resize_file(file, size);
+    return file;
+}
+
+// The dynamic loader maps such a file past its end and dies of SIGBUS ("Bus error") instead of
+// failing; the harness looks at the file first.
+TEST(PluginLibrary, ReportsATruncatedFileInsteadOfCrashing) {
+    TempDir dir;
+    const uint64_t size = std::filesystem::file_size(fake("good"));
+    for (uint64_t cut : {size / 2, size - 1, uint64_t(100), uint64_t(10)}) {
+        const std::string file = truncated_copy(dir, "cut" + std::to_string(cut), cut);
+        try {
+            PluginLibrary::load(file);
+            ADD_FAILURE() << "loaded a file cut to " << cut << " bytes";
+        } catch (const PluginLoadError& e) {
+            const std::string error = e.what();
+            EXPECT_EQ(error.rfind(file + ": cannot load: truncated: the file has " +
+                                      std::to_string(cut) + " bytes",
+                                  0),
+                      0u)
+                << error;
+            EXPECT_NE(error.find("not a valid shared library"), std::string::npos) << error;
+        }
+    }
+}
+
+// From the outside: `harness list` and `harness run` name the file and say it is truncated.
+TEST(HarnessRun, ATruncatedPluginIsReportedByNameAndTheRunGoesOn) {
+    TempDir plugins, out;
+    const std::string file =
+        truncated_copy(plugins, "truncated", std::filesystem::file_size(fake("good")) / 2);
+    const std::string env =
+        "HARNESS_PLUGIN_PATH=" + plugins.path().string() + ":" + std::string(HB_FAKE_PLUGIN_DIR);
+    auto list = run_harness("list", env);
+    EXPECT_EQ(list.exit_code, 0) << list.output;
+    EXPECT_NE(list.output.find(file), std::string::npos) << list.output;
+    EXPECT_NE(list.output.find("truncated"), std::string::npos) << list.output;
+    EXPECT_EQ(list.output.find("Bus error"), std::string::npos) << list.output;
+
+    const std::string yaml = out / "truncated.yaml";
+    std::ofstream(yaml) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 16, "
+                           "batch: 2}\nrun: {warmup: 0, iterations: 1}\nbackends:\n"
+                           "  - {name: truncated, plugin: fake_truncated}\n"
+                           "  - {name: good, plugin: fake_good}\n";
+    auto run = run_harness("run " + yaml + " --output " + (out / "t.csv"), env);
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    auto rows = harness::results::read_csv(out / "t.csv");
+    ASSERT_EQ(rows.size(), 2u) << run.output;
+    EXPECT_EQ(rows[0]["status"], "failed");
+    EXPECT_NE(rows[0]["message"].find(file + ": cannot load: truncated"), std::string::npos)
+        << rows[0]["message"];
+    EXPECT_EQ(rows[1]["status"], "ok");
 }
 
 TEST(PluginSession, AnExceptionInTheStepBecomesAStatusWithItsMessage) {
@@ -188,10 +250,96 @@ TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {
     auto rows = harness::results::read_csv(csv);
     ASSERT_EQ(rows.size(), 2u) << r.output;
     EXPECT_EQ(rows[0]["status"], "ok");
-    EXPECT_EQ(rows[1]["status"], "failed");
-    EXPECT_EQ(rows[1]["message"], "interrupted");
+    // The hanging step never ends: the worker is killed, and its row says that nothing was kept.
+    EXPECT_EQ(rows[1]["status"], "interrupted");
+    EXPECT_EQ(rows[1]["message"], "interrupted before the worker wrote its result: no step kept");
     for (const auto& f : std::filesystem::directory_iterator(dir.path()))
         EXPECT_EQ(f.path().filename().string().find(".tmp"), std::string::npos) << f.path();
+}
+
+// A worker whose step never ends is given time to finish it after an interrupt; a second
+// interrupt ends it at once.
+TEST(HarnessRun, ASecondInterruptStopsAWorkerAtOnce) {
+    TempDir dir;
+    const std::string csv = dir / "twice.csv";
+    const auto start = std::chrono::steady_clock::now();
+    // The harness in the background, interrupted at 3 s and again at 4 s.
+    auto r = run_harness(
+        "run " + std::string(HB_TEST_DATA_DIR) + "/interrupt.yaml --output " + csv,
+        kFakeEnv +
+            " sh -c '\"$0\" \"$@\" & p=$!; sleep 3; kill -INT $p; sleep 1; kill -INT $p; "
+            "wait $p'");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exit_code, 130) << r.output;
+    EXPECT_LT(seconds, 8.0) << r.output;  // not the 10 s given to a worker to finish its step
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 2u) << r.output;
+    EXPECT_EQ(rows[1]["status"], "interrupted");
+}
+
+// SIGINT after a few of the slow backend's steps: the worker finishes the step in progress and
+// writes the steps it completed; the row is `interrupted`, partial, with statistics from those
+// steps, and the backends after it never start.
+TEST(HarnessRun, AnInterruptKeepsTheCompletedStepsOfTheRunningBackend) {
+    TempDir dir;
+    const std::string csv = dir / "slow.csv";
+    auto r =
+        run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/slow_interrupt.yaml --output " + csv,
+                    kFakeEnv + " timeout --preserve-status -s INT 3");
+    EXPECT_EQ(r.exit_code, 130) << r.output;
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 1u) << r.output;
+    auto& row = rows[0];
+    EXPECT_EQ(row["status"], "interrupted") << row["message"];
+    EXPECT_EQ(row["message"].find("interrupted after "), 0u) << row["message"];
+    EXPECT_NE(row["message"].find(" of 200 timed steps (partial"), std::string::npos)
+        << row["message"];
+    EXPECT_EQ(row["iterations"], "200");
+    ASSERT_FALSE(row["median_ms"].empty()) << r.output;
+    EXPECT_GE(std::stod(row["median_ms"]), 100.0);
+    EXPECT_EQ(row["first_loss"], "1");
+
+    std::ifstream in(dir / "slow.json");
+    const auto sidecar = nlohmann::json::parse(in);
+    const auto& run = sidecar["runs"][0];
+    const size_t samples = run["samples_ms"].size();
+    EXPECT_GE(samples, 1u);
+    EXPECT_LT(samples, 200u);
+    EXPECT_EQ(run["losses"].size(), samples);
+    EXPECT_EQ(row["message"],
+              "interrupted after " + std::to_string(samples) +
+                  " of 200 timed steps (partial: the figures are from those steps)");
+}
+
+// A device is "skipped" only when the plugin has it, or devices of its kind, and this machine
+// lacks it; a kind of device the plugin does not run on is an error of the config's.
+TEST(HarnessRun, ADeviceThePluginHasButTheMachineLacksIsSkippedAnotherKindFails) {
+    TempDir dir;
+    const std::string csv = dir / "devices.csv";
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/devices.yaml --output " + csv,
+                         kFakeEnv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 3u) << r.output;
+    EXPECT_EQ(rows[0]["status"], "ok") << rows[0]["message"];
+    EXPECT_EQ(rows[1]["status"], "skipped");
+    EXPECT_EQ(rows[1]["message"], "device cuda:1 not on this machine (fake offers: cpu, cuda:0)");
+    EXPECT_EQ(rows[2]["status"], "failed");
+    EXPECT_EQ(rows[2]["message"], "plugin fake does not run on cuda devices (it offers: cpu)");
+}
+
+// A run in which every backend was skipped measured nothing: not a success.
+TEST(HarnessRun, ARunInWhichNoBackendRanIsNotASuccess) {
+    TempDir dir;
+    const std::string csv = dir / "skipped.csv";
+    auto r = run_harness(
+        "run " + std::string(HB_TEST_DATA_DIR) + "/all_skipped.yaml --output " + csv, kFakeEnv);
+    EXPECT_EQ(r.exit_code, 4) << r.output;
+    EXPECT_NE(r.output.find("no backend ran: each of the 2 selected was skipped"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(harness::results::read_csv(csv).size(), 2u);  // the rows say why
 }
 
 }  // namespace

@@ -11,10 +11,11 @@ namespace {
 TEST(Status, NamesRoundTrip) {
     for (hr::Status s :
          {hr::Status::ok, hr::Status::skipped, hr::Status::failed, hr::Status::crashed,
-          hr::Status::timeout, hr::Status::oom, hr::Status::mismatch}) {
+          hr::Status::timeout, hr::Status::oom, hr::Status::mismatch, hr::Status::interrupted}) {
         EXPECT_EQ(hr::status_from_string(hr::to_string(s)), s);
     }
     EXPECT_STREQ(hr::to_string(hr::Status::oom), "oom");
+    EXPECT_STREQ(hr::to_string(hr::Status::interrupted), "interrupted");
     EXPECT_FALSE(hr::status_from_string("fine").has_value());
 }
 

@@ -4,6 +4,7 @@
 #include "config/yaml_fields.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -41,11 +42,95 @@ std::string read_bytes(const std::string& path) {
     return bytes;
 }
 
+// Deeper than any config needs (the deepest key is backends[i].options.name): yaml-cpp gives up
+// near 500 levels with "bad file" at the end of the line, and recurses that deep first.
+constexpr int kMaxNesting = 64;
+
+YAML::Mark mark_at(int line, int column) {
+    YAML::Mark mark;
+    mark.line = line;
+    mark.column = column;
+    return mark;
+}
+
+// Fails at the first place where the document nests more than kMaxNesting levels: flow
+// collections ([ and { outside quotes and comments) inside block levels (each deeper
+// indentation, each "- " of a list item).
+void check_nesting(const std::string& path, const std::string& bytes) {
+    std::vector<int> block;  // the indentation of each open block level
+    int flow = 0;
+    char quote = 0;
+    int line = 0;
+    for (size_t start = 0; start < bytes.size(); ++line) {
+        size_t end = bytes.find('\n', start);
+        if (end == std::string::npos) end = bytes.size();
+        const std::string text = bytes.substr(start, end - start);
+        start = end + 1;
+        size_t i = 0;
+        if (flow == 0 && quote == 0) {
+            while (i < text.size() && text[i] == ' ') ++i;
+            if (i == text.size() || text[i] == '#') continue;
+            auto open_level = [&](int column) {
+                while (!block.empty() && block.back() >= column) block.pop_back();
+                block.push_back(column);
+            };
+            open_level(static_cast<int>(i));
+            while (i + 1 < text.size() && text[i] == '-' && text[i + 1] == ' ') {
+                i += 2;
+                while (i < text.size() && text[i] == ' ') ++i;
+                open_level(static_cast<int>(i));
+            }
+        }
+        for (; i < text.size(); ++i) {
+            const char c = text[i];
+            if (quote != 0) {
+                if (c == '\\' && quote == '"')
+                    ++i;
+                else if (c == quote)
+                    quote = 0;
+            } else if (c == '"' || c == '\'') {
+                quote = c;
+            } else if (c == '#' && (i == 0 || text[i - 1] == ' ')) {
+                break;
+            } else if (c == '[' || c == '{') {
+                if (++flow + static_cast<int>(block.size()) > kMaxNesting)
+                    fail_at(path, mark_at(line, static_cast<int>(i)), "",
+                            "nested more than " + std::to_string(kMaxNesting) +
+                                " levels deep; a config needs a few");
+            } else if ((c == ']' || c == '}') && flow > 0) {
+                --flow;
+            }
+        }
+        if (static_cast<int>(block.size()) + flow > kMaxNesting)
+            fail_at(path, mark_at(line, block.back()), "",
+                    "nested more than " + std::to_string(kMaxNesting) +
+                        " levels deep; a config needs a few");
+    }
+}
+
+// The first tab in the indentation of lines 0 .. last_line, where YAML allows spaces only.
+void check_indentation_tabs(const std::string& path, const std::string& bytes, int last_line) {
+    int line = 0;
+    for (size_t start = 0; start < bytes.size() && line <= last_line; ++line) {
+        size_t end = bytes.find('\n', start);
+        if (end == std::string::npos) end = bytes.size();
+        for (size_t i = start; i < end && (bytes[i] == ' ' || bytes[i] == '\t'); ++i) {
+            if (bytes[i] == '\t')
+                fail_at(path, mark_at(line, static_cast<int>(i - start)), "",
+                        "tab characters are not allowed for indentation (indent with spaces)");
+        }
+        start = end + 1;
+    }
+}
+
 YAML::Node parse_document(const std::string& path, const std::string& bytes) {
+    check_nesting(path, bytes);
     std::vector<YAML::Node> documents;
     try {
         documents = YAML::LoadAll(bytes);
     } catch (const YAML::Exception& e) {
+        // yaml-cpp names a tab in the indentation "illegal map value", or worse.
+        check_indentation_tabs(path, bytes, e.mark.is_null() ? INT32_MAX : e.mark.line);
         fail_at(path, e.mark, "", "syntax error: " + e.msg);
     }
     if (documents.empty() || documents[0].IsNull()) {
@@ -154,6 +239,21 @@ std::string read_pattern(const Field& f, bool uppercase, const char* punctuation
     return text;
 }
 
+// `cpu` or `cuda:N`: a name that no plugin could offer is a typo, not hardware that is absent.
+std::string read_device(const Field& f) {
+    const std::string text = read_string(f);
+    const std::string cuda = "cuda:";
+    bool ok = text == "cpu";
+    if (!ok && text.compare(0, cuda.size(), cuda) == 0) {
+        const std::string index = text.substr(cuda.size());
+        ok = !index.empty() && index.size() <= 4 &&
+             index.find_first_not_of("0123456789") == std::string::npos &&
+             (index.size() == 1 || index[0] != '0');
+    }
+    if (!ok) f.fail("expected a device, cpu or cuda:N (N = 0, 1, ...), got " + f.describe());
+    return text;
+}
+
 std::map<std::string, std::string> read_options(const Field& field) {
     std::map<std::string, std::string> options;
     const Section section = Section::any_keys(field);
@@ -184,9 +284,7 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
         name_field = *f;
         b.name = read_pattern(*f, true, "_.-", "a name matching [A-Za-z0-9_.-]+");
     }
-    if (auto f = s.get("device")) {
-        b.device = read_pattern(*f, true, "_.:-", "a device such as cpu or cuda:0");
-    }
+    if (auto f = s.get("device")) b.device = read_device(*f);
     if (auto f = s.get("placement")) b.placement = read_placement(*f);
     if (auto f = s.get("options")) b.options = read_options(*f);
     if (auto f = s.get("warmup")) b.warmup = read_int(*f, 0, kMaxWarmup);

@@ -1,6 +1,7 @@
 #include "config/yaml_fields.hpp"
 
 #include "config/config.hpp"
+#include "config/printable.hpp"
 #include "config/scalars.hpp"
 
 #include <algorithm>
@@ -78,7 +79,9 @@ void fail_at(const std::string& file, const YAML::Mark& mark, const std::string&
     if (!mark.is_null()) {
         where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
     }
-    throw ConfigError(where + ": " + (key.empty() ? "" : "key '" + key + "': ") + message);
+    // One line, whatever the file holds: its bytes are quoted escaped.
+    throw ConfigError(
+        printable(where + ": " + (key.empty() ? "" : "key '" + key + "': ") + message));
 }
 
 void Field::fail(const std::string& message) const {

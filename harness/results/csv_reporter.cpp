@@ -10,8 +10,10 @@ namespace {
 
 using Row = std::vector<std::string>;
 
+// An interrupted run's figures are those of the timed steps it completed (partial).
 bool has_timings(const BackendRun& r) {
-    return r.status == Status::ok || r.status == Status::mismatch;
+    return r.status == Status::ok || r.status == Status::mismatch ||
+           (r.status == Status::interrupted && !r.samples_ms.empty());
 }
 
 std::string join_pairs(const std::map<std::string, std::string>& kv) {

@@ -8,7 +8,7 @@ namespace harness::results {
 
 namespace {
 
-constexpr std::array<std::pair<Status, const char*>, 7> kNames{{
+constexpr std::array<std::pair<Status, const char*>, 8> kNames{{
     {Status::ok, "ok"},
     {Status::skipped, "skipped"},
     {Status::failed, "failed"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<Status, const char*>, 7> kNames{{
     {Status::timeout, "timeout"},
     {Status::oom, "oom"},
     {Status::mismatch, "mismatch"},
+    {Status::interrupted, "interrupted"},
 }};
 
 }  // namespace

@@ -15,8 +15,9 @@ namespace harness::results {
 // sidecar.
 inline constexpr int kSchemaVersion = 1;
 
-// docs/design.md §6. `ok` is the only status whose timings count.
-enum class Status { ok, skipped, failed, crashed, timeout, oom, mismatch };
+// docs/design.md §6. `ok` is the only status whose timings count. `interrupted`: the run was
+// stopped (SIGINT, SIGTERM) and keeps the timed steps it completed, a partial row.
+enum class Status { ok, skipped, failed, crashed, timeout, oom, mismatch, interrupted };
 const char* to_string(Status s);
 std::optional<Status> status_from_string(const std::string& s);
 
@@ -77,7 +78,7 @@ struct BackendRun {
     std::vector<double> warmup_losses, losses;                  // every step's loss
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
     uint64_t peak_memory_bytes = 0;
-    std::string manifest_json;  // "{}" when none
+    std::string manifest_json;       // "{}" when none
     std::optional<Profile> profile;  // when profiling was asked for
 
     Stats stats;                // valid when status == ok

@@ -21,8 +21,10 @@ std::string name_of(const BackendRun& r) {
     return r.backend.empty() ? r.plugin : r.backend;
 }
 
+// An interrupted run's figures are those of the timed steps it completed (partial).
 bool has_timings(const BackendRun& r) {
-    return r.status == Status::ok || r.status == Status::mismatch;
+    return r.status == Status::ok || r.status == Status::mismatch ||
+           (r.status == Status::interrupted && !r.samples_ms.empty());
 }
 
 bool stepped(const BackendRun& r) {

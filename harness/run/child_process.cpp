@@ -20,14 +20,18 @@ namespace harness::run {
 
 namespace {
 
+// How many times SIGINT or SIGTERM came.
 volatile sig_atomic_t g_interrupted = 0;
 
 void on_interrupt(int) {
-    g_interrupted = 1;
+    if (g_interrupted < 2) g_interrupted = g_interrupted + 1;
 }
 
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 constexpr double kGracePeriod_s = 3.0;
+// An interrupted worker finishes the step in progress and writes the steps it completed: it may
+// take a long step's time. A second interrupt ends it at once.
+constexpr double kInterruptGracePeriod_s = 10.0;
 
 }  // namespace
 
@@ -90,11 +94,11 @@ ChildProcess::~ChildProcess() {
     }
 }
 
-void ChildProcess::terminate() {
+void ChildProcess::terminate(double grace_s) {
     kill(pid_, SIGTERM);
-    auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration<double>(kGracePeriod_s);
-    while (std::chrono::steady_clock::now() < deadline) {
+    const sig_atomic_t interrupts = g_interrupted;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+    while (std::chrono::steady_clock::now() < deadline && g_interrupted == interrupts) {
         if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
             pid_ = -1;
             return;
@@ -132,7 +136,7 @@ ExitInfo ChildProcess::wait(double timeout_s) {
         if (interrupted() || clock::now() >= deadline) {
             info.interrupted = interrupted();
             info.timed_out = !info.interrupted;
-            terminate();
+            terminate(info.interrupted ? kInterruptGracePeriod_s : kGracePeriod_s);
             info.elapsed_s = elapsed();
             return info;
         }

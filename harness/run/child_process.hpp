@@ -33,11 +33,13 @@ public:
     ChildProcess& operator=(const ChildProcess&) = delete;
 
     // Waits until the child exits, the deadline passes (then it is sent SIGTERM and, after a
-    // grace period, SIGKILL) or the harness is interrupted (likewise).
+    // grace period of 3 s, SIGKILL) or the harness is interrupted (likewise, after 10 s, time for
+    // a worker to finish its step and write what it measured; a second interrupt kills it at
+    // once).
     ExitInfo wait(double timeout_s);
 
 private:
-    void terminate();
+    void terminate(double grace_s);
     pid_t pid_ = -1;
 };
 

@@ -1,26 +1,80 @@
 #include "run/plugin_library.hpp"
 
-#include <boost/dll/shared_library.hpp>
+#include <dlfcn.h>
+#include <elf.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <list>
+#include <fstream>
 #include <mutex>
 
 namespace harness::run {
 
 namespace {
 
-// Every library ever loaded, never unloaded, not even at exit: the list is never destroyed. A
-// library's own threads (an OpenMP pool still spinning after the last step) may run while the
-// process exits, and would crash in code that an unload had unmapped.
-boost::dll::shared_library& keep_loaded(boost::dll::shared_library library) {
+// The library's handle, never closed, not even at exit. A library's own threads (an OpenMP pool
+// still spinning after the last step) may run while the process exits, and would crash in code
+// that an unload had unmapped.
+void* open_for_good(const std::filesystem::path& path) {
     static std::mutex mutex;
-    static auto* libraries = new std::list<boost::dll::shared_library>;
     std::lock_guard<std::mutex> lock(mutex);
-    libraries->push_back(std::move(library));
-    return libraries->back();
+    dlerror();
+    return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+// dlerror()'s text without the file name it starts with: the message names the file once.
+std::string loader_error(const std::filesystem::path& path) {
+    const char* error = dlerror();
+    std::string text = error ? error : "unknown error";
+    const std::string prefix = path.string() + ": ";
+    if (text.compare(0, prefix.size(), prefix) == 0) text.erase(0, prefix.size());
+    return text;
+}
+
+// What is wrong with the file as a shared library for this machine, before the dynamic loader
+// maps it: a file shorter than its own ELF headers say (a partial copy, an interrupted build) is
+// mapped past its end by the loader, which dies of SIGBUS instead of failing. "" when it looks
+// whole.
+std::string elf_problem(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return "no such file";
+    if (!std::filesystem::is_regular_file(path, ec)) return "not a regular file";
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    std::ifstream in(path, std::ios::binary);
+    if (ec || !in) return "cannot read the file";
+    Elf64_Ehdr header{};
+    in.read(reinterpret_cast<char*>(&header), sizeof header);
+    const auto got = static_cast<uint64_t>(in.gcount());
+    if (got < SELFMAG || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+        return "not a shared library (not an ELF file)";
+    if (got < sizeof header)
+        return "truncated: the file has " + std::to_string(size) +
+               " bytes, less than an ELF header; not a valid shared library";
+    if (header.e_ident[EI_CLASS] != ELFCLASS64)
+        return "not a 64-bit shared library (ELF class " +
+               std::to_string(header.e_ident[EI_CLASS]) + ")";
+    if (header.e_type != ET_DYN)
+        return "not a shared library (ELF type " + std::to_string(header.e_type) + ")";
+    uint64_t needed = sizeof header;
+    needed =
+        std::max<uint64_t>(needed, header.e_phoff + uint64_t(header.e_phnum) * header.e_phentsize);
+    needed =
+        std::max<uint64_t>(needed, header.e_shoff + uint64_t(header.e_shnum) * header.e_shentsize);
+    if (size >= needed && header.e_phentsize == sizeof(Elf64_Phdr)) {
+        in.seekg(static_cast<std::streamoff>(header.e_phoff));
+        for (int i = 0; i < header.e_phnum && in; ++i) {
+            Elf64_Phdr segment{};
+            in.read(reinterpret_cast<char*>(&segment), sizeof segment);
+            if (in && segment.p_type == PT_LOAD)
+                needed = std::max<uint64_t>(needed, segment.p_offset + segment.p_filesz);
+        }
+    }
+    if (size < needed)
+        return "truncated: the file has " + std::to_string(size) +
+               " bytes, its ELF headers describe " + std::to_string(needed) +
+               "; not a valid shared library (a partial copy?)";
+    return "";
 }
 
 std::string version_string(uint32_t v) {
@@ -49,18 +103,17 @@ const char* to_string(hb_status status) {
 }
 
 PluginLibrary PluginLibrary::load(const std::filesystem::path& path) {
-    boost::dll::shared_library* library = nullptr;
-    try {
-        library = &keep_loaded(boost::dll::shared_library(
-            path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local));
-    } catch (const std::exception& e) {
-        throw PluginLoadError(path.string() + ": cannot load: " + e.what());
-    }
-    if (!library->has(HB_ENTRY_SYMBOL))
+    if (const std::string problem = elf_problem(path); !problem.empty())
+        throw PluginLoadError(path.string() + ": cannot load: " + problem);
+    void* library = open_for_good(path);
+    if (library == nullptr)
+        throw PluginLoadError(path.string() + ": cannot load: " + loader_error(path));
+    void* symbol = dlsym(library, HB_ENTRY_SYMBOL);
+    if (symbol == nullptr)
         throw PluginLoadError(path.string() + ": not a harness plugin: no '" HB_ENTRY_SYMBOL
                                               "' symbol");
-    auto entry = library->get<const hb_plugin_api*()>(HB_ENTRY_SYMBOL);
-    const hb_plugin_api* api = entry();
+    using Entry = const hb_plugin_api* (*)();
+    const hb_plugin_api* api = reinterpret_cast<Entry>(symbol)();
     if (api == nullptr)
         throw PluginLoadError(path.string() + ": " HB_ENTRY_SYMBOL " returned null");
     if (HB_API_MAJOR(api->api_version) != HB_API_VERSION_MAJOR)

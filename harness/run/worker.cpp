@@ -13,13 +13,17 @@
 #include "run/plugin_search.hpp"
 #include "run/progress.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <new>
+#include <optional>
+#include <tuple>
 #include <utility>
 
 namespace harness::run {
@@ -49,20 +53,37 @@ std::vector<const float*> pointers(const std::vector<data::HostTensor>& tensors)
     return p;
 }
 
-// Where the entry's device stands in the plugin's own description; empty when it can be used.
-std::string device_problem(const hb_plugin_info& info, const std::string& device) {
+// The kind of a device name: "cuda" for "cuda:1", "cpu" for "cpu".
+std::string device_kind(const std::string& device) {
+    return device.substr(0, device.find(':'));
+}
+
+// Where the entry's device stands in the plugin's own description: nothing when it can be used;
+// `skipped` when the plugin has it (or devices of its kind) but this machine lacks it; `failed`
+// when the plugin has no device of that kind at all: the config names a device the plugin
+// cannot run on.
+std::optional<std::pair<results::Status, std::string>> device_problem(const hb_plugin_info& info,
+                                                                      const std::string& device) {
     std::string offered;
+    bool same_kind = false;
     for (int32_t i = 0; i < info.num_devices; ++i) {
         const hb_device_info& d = info.devices[i];
         if (device == d.name) {
-            if (d.available) return "";
-            return "device " + device + " unavailable: " +
-                   (d.unavailable_reason ? d.unavailable_reason : "no reason given");
+            if (d.available) return std::nullopt;
+            return std::pair{results::Status::skipped,
+                             "device " + device + " unavailable: " +
+                                 (d.unavailable_reason ? d.unavailable_reason : "no reason given")};
         }
+        same_kind = same_kind || device_kind(d.name) == device_kind(device);
         offered += (offered.empty() ? "" : ", ") + std::string(d.name);
     }
-    return "device " + device + " not offered by plugin " + info.name + " (offers: " + offered +
-           ")";
+    if (same_kind)
+        return std::pair{results::Status::skipped, "device " + device + " not on this machine (" +
+                                                       info.name + " offers: " + offered + ")"};
+    return std::pair{results::Status::failed,
+                     "plugin " + std::string(info.name) + " does not run on " +
+                         device_kind(device) +
+                         " devices (it offers: " + (offered.empty() ? "none" : offered) + ")"};
 }
 
 void read_manifest(results::BackendRun& run) {
@@ -157,16 +178,47 @@ struct Training {
     }
 };
 
-void time_steps(Training& training, results::BackendRun& run) {
+// Set by SIGINT or SIGTERM in a timing worker: the harness (or the user) asks it to stop; it does
+// so after the step in progress and keeps the steps it completed.
+volatile sig_atomic_t g_stop = 0;
+
+void on_stop(int) {
+    g_stop = 1;
+}
+
+void install_stop_handler() {
+    struct sigaction action {};
+    action.sa_handler = on_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+// True when the run was stopped before its last step: the row is `interrupted`, with the timed
+// steps it completed and statistics from them.
+bool time_steps(Training& training, results::BackendRun& run) {
     Progress progress(run.backend, run.warmup, run.iterations);
     const int total = run.warmup + run.iterations;
-    for (int k = 0; k < total; ++k) {
-        training.step(k, k >= run.warmup, run);
-        progress.step(k + 1);
+    int done = 0;
+    while (done < total && g_stop == 0) {
+        training.step(done, done >= run.warmup, run);
+        progress.step(++done);
     }
     progress.done();
     training.finish(run);
     run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
+    if (done == total) return false;
+    run.status = results::Status::interrupted;
+    if (done > run.warmup)
+        run.message = fmt::format(
+            "interrupted after {} of {} timed steps (partial: the figures are from those steps)",
+            done - run.warmup, run.iterations);
+    else if (done > 0)
+        run.message = fmt::format("interrupted after {} of {} warm-up steps, before any timed step",
+                                  done, run.warmup);
+    else
+        run.message = "interrupted before the first step";
+    return true;
 }
 
 results::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
@@ -256,19 +308,19 @@ results::BackendRun run_job(const WorkerJob& job) {
         run.plugin_version = info.version;
         for (int32_t i = 0; i < info.num_libraries; ++i)
             run.libraries[info.libraries[i].name] = info.libraries[i].version;
-        if (auto problem = device_problem(info, entry.device); !problem.empty()) {
-            run.status = results::Status::skipped;
-            run.message = problem;
+        if (auto problem = device_problem(info, entry.device)) {
+            std::tie(run.status, run.message) = *problem;
             return run;
         }
         Training training(std::move(graph), config, entry, library,
                           job.capture ? job.capture->perturb_bits : 0, run);
-        if (job.capture)
+        if (job.capture) {
             capture_steps(training, run, job.capture->dir);
-        else
-            time_steps(training, run);
-        if (!job.capture && job.profiling.steps > 0)
-            profile_steps(training, library.can_profile(), config, job, run);
+        } else {
+            const bool stopped = time_steps(training, run);
+            if (!stopped && job.profiling.steps > 0)
+                profile_steps(training, library.can_profile(), config, job, run);
+        }
     } catch (const PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();
@@ -285,6 +337,8 @@ results::BackendRun run_job(const WorkerJob& job) {
 }  // namespace
 
 int worker_main(const WorkerJob& job) {
+    // A timing run stopped by the harness writes what it measured; a capture is all or nothing.
+    if (!job.capture) install_stop_handler();
     results::BackendRun run;
     try {
         run = run_job(job);

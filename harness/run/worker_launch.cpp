@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <optional>
 
 namespace harness::run {
 
@@ -27,21 +28,29 @@ results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJ
                               model::build_hourglass(config.model));
     };
 
-    if (exit.exit_code == 0 && !exit.signaled && !exit.timed_out && !exit.interrupted) {
+    // A worker that was stopped (interrupted, or past its deadline) still writes what it
+    // measured when it can: the steps it completed are kept.
+    auto written = [&]() -> std::optional<results::BackendRun> {
+        if (exit.exit_code != 0 || exit.signaled) return std::nullopt;
         try {
             std::ifstream in(job.result_path);
             return results::backend_run_from_json(nlohmann::json::parse(in));
         } catch (const std::exception& e) {
+            if (exit.interrupted) return std::nullopt;
             results::BackendRun run = unfinished();
             run.status = results::Status::failed;
             run.message = std::string("unreadable worker result: ") + e.what();
             return run;
         }
+    };
+
+    if (!exit.timed_out) {
+        if (auto run = written()) return *run;
     }
     results::BackendRun run = unfinished();
     if (exit.interrupted) {
-        run.status = results::Status::failed;
-        run.message = "interrupted";
+        run.status = results::Status::interrupted;
+        run.message = "interrupted before the worker wrote its result: no step kept";
     } else if (exit.timed_out) {
         run.status = results::Status::timeout;
         run.message = fmt::format("no result within the {} s limit", timeout_s);

@@ -23,6 +23,8 @@ public:
         std::raise(SIGSEGV);
 #elif defined(FAKE_hangs)
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+#elif defined(FAKE_slow)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
 #endif
         hb::StepResult r;
         log_.begin_step();
@@ -74,6 +76,8 @@ public:
 #endif
 #if defined(FAKE_unavailable)
         info.devices = {{ "cpu", "a processor", false, "deliberately unavailable" }};
+#elif defined(FAKE_one_gpu)
+        info.devices = {{"cpu", "a processor", true, ""}, { "cuda:0", "a pretend GPU", true, "" }};
 #else
         info.devices = {{ "cpu", "a processor", true, "" }};
 #endif
