@@ -2,7 +2,8 @@
 # The GPU run, in one call on a CUDA machine (docs/gpu.md): builds the GPU plugins against the
 # LibTorch and cuDNN found there, checks them against the CPU reference (configs/check.yaml),
 # runs the seed experiment (configs/hourglass8.yaml) on the GPU backends, times eager PyTorch on
-# the same problem (scripts/pytorch-peer.py), then runs the GPU plugins' test programs. Every
+# the same problem (scripts/pytorch-peer.py), runs the GPU plugins' test programs, then profiles
+# a few steps of the GPU backends (harness run --profile, harness report --by kind). Every
 # stage has a time limit, and the whole fits in 8 minutes even when one hangs; the summary is
 # rewritten after each stage, so what finished comes back.
 #
@@ -11,7 +12,7 @@
 #   scripts/gpu-check.sh --rehearse  here, without a GPU: the same stages on the CPU backends
 #
 # Environment: OUT (default gpu-out/) receives at most 6 files; HB_BUNDLE (default gpu-bundle);
-# HB_STAGES (default "build check experiment peer tests"); HB_ROUNDS (default 1) repeats the
+# HB_STAGES (default "build check experiment peer tests profile"); HB_ROUNDS (default 1) repeats the
 # experiment and its peers in interleaved rounds; HB_GPU_PLUGINS, a folder of plugins built
 # by an earlier run, replaces the build stage; PYTHON is the one with torch (default python3, in a
 # rehearsal scripts/setup.sh's virtual environment);
@@ -30,7 +31,7 @@ esac
 
 bundle=${HB_BUNDLE:-gpu-bundle}
 out=${OUT:-gpu-out}
-stages=${HB_STAGES:-build check experiment peer tests}
+stages=${HB_STAGES:-build check experiment peer tests profile}
 rounds=${HB_ROUNDS:-1}
 python=${PYTHON:-python3}
 if [ "$mode" = rehearsal ] && [ -z "${PYTHON:-}" ]; then
@@ -62,6 +63,7 @@ if [ "$mode" = gpu ]; then
   run_config=configs/hourglass8.yaml
   baseline=cudnn
   peers="libtorch-cuda cudnn-bf16-graphs:--bf16"
+  profile_backends=libtorch-cuda,cudnn,cudnn-bf16-graphs
   device=cuda
 else
   check_backends=libtorch-cpu
@@ -69,6 +71,7 @@ else
   run_config=configs/hourglass2.yaml
   baseline=libtorch-cpu
   peers=libtorch-cpu
+  profile_backends=libtorch-cpu
   device=cpu
 fi
 # The files that come back, 6 at most.
@@ -83,7 +86,7 @@ stage_output=$(mktemp)
 trap 'rm -f "$stage_output"' EXIT
 started=$(date +%s)
 deadline=$((started + 470 * limit_scale))
-stage_rows="" report="" peer="" test_results="" round_medians="" failed=()
+stage_rows="" report="" peer="" test_results="" round_medians="" attribution="" failed=()
 
 write_summary() {
   {
@@ -113,6 +116,9 @@ write_summary() {
     fi
     if [ -n "$test_results" ]; then
       printf '\n## Test programs\n\n%s\n%s\n%s\n' '```' "$test_results" '```'
+    fi
+    if [ -n "$attribution" ]; then
+      printf '\n## Profiled steps (%s)\n%s\n' "$profile_backends" "$attribution"
     fi
   } >"$summary"
 }
@@ -278,6 +284,18 @@ if wants tests; then
     "$bundle/libtorch_test" --gtest_brief=1 --gtest_filter='LibTorchCuda.*:LibTorchPlugin.*'
   test_results+="libtorch_test:"$'\n'$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$stage_output")
   write_summary
+fi
+
+# A few profiled steps of the GPU backends: where each one's step goes (CUDA events per operation).
+if wants profile; then
+  profile_csv="$build/profile.csv"
+  rm -f "$profile_csv" "${profile_csv%.csv}.json"
+  stage "profile ($profile_backends)" 90 "$harness" run "$run_config" \
+    --backends "$profile_backends" --warmup 2 --iterations 3 --profile-steps 3 \
+    --output "$profile_csv"
+  if [ -s "$profile_csv" ]; then
+    attribution=$("$harness" report "$profile_csv" --by kind --by layer 2>>"$log")
+  fi
 fi
 
 write_summary
