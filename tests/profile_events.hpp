@@ -126,6 +126,35 @@ inline void expect_layer_phases(const model::Graph& graph,
     }
 }
 
+// Two sessions loaded alike, one profiled: two steps give the same losses and then the same state,
+// bit for bit (profiling only reads a clock); profiling off again, the events stop.
+inline void expect_profiling_changes_nothing(hb::Session& plain, hb::Session& profiled,
+                                             const model::Graph& graph) {
+    profiled.set_profiling(true);
+    for (int k = 0; k < 2; ++k) {
+        const auto a = timed_step(plain, 0);
+        const auto b = timed_step(profiled, 0);
+        EXPECT_TRUE(a.events.empty());
+        EXPECT_FALSE(b.events.empty());
+        EXPECT_EQ(a.loss, b.loss) << "step " << k;
+    }
+    Tensors after_plain(graph.tensors.size()), after_profiled(graph.tensors.size());
+    std::vector<float*> a, b;
+    for (size_t t = 0; t < graph.tensors.size(); ++t) {
+        after_plain[t].resize(static_cast<size_t>(graph.tensors[t].elements()));
+        after_profiled[t].resize(after_plain[t].size());
+        a.push_back(after_plain[t].data());
+        b.push_back(after_profiled[t].data());
+    }
+    plain.read_state(a.data());
+    profiled.read_state(b.data());
+    EXPECT_EQ(after_plain, after_profiled);
+
+    profiled.set_profiling(false);
+    EXPECT_TRUE(profiled.events().empty());
+    EXPECT_TRUE(timed_step(profiled, 0).events.empty());
+}
+
 // A built plugin announces profiling, and its table's two calls work as the harness makes them:
 // no events before set_profiling(1), then events of `event_size` bytes, none after
 // set_profiling(0).

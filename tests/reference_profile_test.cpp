@@ -92,30 +92,7 @@ TEST(ReferenceProfile, OnlyProfiledStepsHaveEventsAndTheyChangeNoResult) {
     Profiled p;
     auto plain = p.session();
     auto profiled = p.session();
-    profiled->set_profiling(true);
-    for (int k = 0; k < 2; ++k) {
-        const auto a = timed_step(*plain, 0);
-        const auto b = timed_step(*profiled, 0);
-        EXPECT_TRUE(a.events.empty());
-        EXPECT_FALSE(b.events.empty());
-        EXPECT_EQ(a.loss, b.loss) << "step " << k;  // the same bits: the same arithmetic
-    }
-    std::vector<std::vector<float>> after_plain(p.graph.tensors.size());
-    std::vector<std::vector<float>> after_profiled(p.graph.tensors.size());
-    std::vector<float*> a, b;
-    for (size_t t = 0; t < p.graph.tensors.size(); ++t) {
-        after_plain[t].resize(static_cast<size_t>(p.graph.tensors[t].elements()));
-        after_profiled[t].resize(after_plain[t].size());
-        a.push_back(after_plain[t].data());
-        b.push_back(after_profiled[t].data());
-    }
-    plain->read_state(a.data());
-    profiled->read_state(b.data());
-    EXPECT_EQ(after_plain, after_profiled);
-
-    profiled->set_profiling(false);
-    EXPECT_TRUE(profiled->events().empty());
-    EXPECT_TRUE(timed_step(*profiled, 0).events.empty());
+    harness::testing::expect_profiling_changes_nothing(*plain, *profiled, p.graph);
 }
 
 TEST(ReferenceProfile, ThroughThePluginsTable) {
