@@ -22,6 +22,8 @@ packages=(
   strace
   # The tests lint every shell script with it.
   shellcheck
+  # scripts/fuzz.sh: libFuzzer is Clang's (its runtime is libclang-rt's).
+  clang libclang-rt-14-dev
   # The virtual environment for the PyPI wheels below, and the trust store pip reaches PyPI with.
   python3-venv ca-certificates
   # torch.compile (scripts/bench-cpu.sh's PyTorch peer) compiles C++ against Python's headers.

@@ -3,6 +3,9 @@
 #include "config/sha256.hpp"
 #include "config/yaml_fields.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +13,8 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 namespace harness::config {
 namespace {
@@ -123,24 +128,51 @@ void check_indentation_tabs(const std::string& path, const std::string& bytes, i
     }
 }
 
+// Where the second document of a YAML stream starts, if there is one; builds nothing.
+class SecondDocument : public YAML::EventHandler {
+public:
+    std::optional<YAML::Mark> start;
+
+    void OnDocumentStart(const YAML::Mark& mark) override {
+        if (documents_++ == 1) start = mark;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+
+private:
+    int documents_ = 0;
+};
+
 YAML::Node parse_document(const std::string& path, const std::string& bytes) {
     check_nesting(path, bytes);
-    std::vector<YAML::Node> documents;
+    YAML::Node root;
+    SecondDocument second;
     try {
-        documents = YAML::LoadAll(bytes);
+        root = YAML::Load(bytes);
+        // Two documents at most: yaml-cpp 0.7 reports documents forever after some malformed
+        // input (a stray ','), so YAML::LoadAll would never return.
+        std::istringstream stream(bytes);
+        YAML::Parser parser(stream);
+        if (parser.HandleNextDocument(second)) parser.HandleNextDocument(second);
     } catch (const YAML::Exception& e) {
         // yaml-cpp names a tab in the indentation "illegal map value", or worse.
         check_indentation_tabs(path, bytes, e.mark.is_null() ? INT32_MAX : e.mark.line);
         fail_at(path, e.mark, "", "syntax error: " + e.msg);
     }
-    if (documents.empty() || documents[0].IsNull()) {
+    if (root.IsNull()) {
         throw ConfigError(path + ": the config is empty (it needs at least a 'backends' list)");
     }
-    if (documents.size() > 1) {
-        fail_at(path, documents[1].Mark(), "",
-                "expected one YAML document, found " + std::to_string(documents.size()));
-    }
-    return documents[0];
+    if (second.start) fail_at(path, *second.start, "", "expected one YAML document, found more");
+    return root;
 }
 
 bool in_charset(const std::string& text, bool uppercase, const char* punctuation) {

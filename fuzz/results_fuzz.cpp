@@ -1,0 +1,40 @@
+// Any bytes as a results CSV and as its JSON sidecar, read the way `harness report` reads them: a
+// std::runtime_error naming the file or rows, never a crash, a hang or another exception.
+#include "fuzz_input.hpp"
+#include "results/attribution_report.hpp"
+#include "results/charts.hpp"
+#include "results/csv_reader.hpp"
+#include "results/markdown_report.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+template <class F>
+void expect_a_clear_error(const char* what, F&& read) {
+    try {
+        read();
+    } catch (const std::runtime_error&) {
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s threw something other than runtime_error: %s\n", what, e.what());
+        std::abort();
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    using namespace harness::results;
+    const std::string csv = harness::fuzz::write_input("r.csv", data, size);
+    harness::fuzz::write_input("r.json", data, size);
+    expect_a_clear_error("read_csv", [&] { markdown_report(read_csv(csv), {"onednn", 100}); });
+    expect_a_clear_error("read_step_samples", [&] { read_step_samples(csv); });
+    expect_a_clear_error("read_profiles", [&] {
+        const auto profiles = read_profiles(csv);
+        attribution_report(profiles, Attribution::kind);
+        attribution_report(profiles, Attribution::layer);
+    });
+    return 0;
+}
