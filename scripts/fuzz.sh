@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 build=${HB_FUZZ_BUILD:-build-fuzz}
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (scripts/setup.sh installs it)" >&2; exit 2; }
+mkdir -p "$build"
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHB_FUZZ=ON -DHB_BUILD_TESTS=OFF -DHB_DEBIAN_PLUGINS=OFF >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 2; }
+  -DHB_FUZZ=ON -DHB_BUILD_TESTS=OFF -DHB_DEBIAN_PLUGINS=OFF >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 2; }
 cmake --build "$build" --target config_fuzz results_fuzz
 mkdir -p "$build/artifacts"
 seed() {  # seed TARGET FILES...: the corpus folder, filled once with copies of the given files
