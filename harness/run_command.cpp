@@ -97,14 +97,26 @@ void create_folder(const std::string& option, const fs::path& dir) {
 }
 
 // Marks each finished row with the verdict of the last `harness check` of this config in the
-// backend's math mode; a backend that mismatched keeps its timings but is flagged.
+// backend's math mode, when it was recorded for the build of the plugin and the library versions
+// that ran now; a backend that mismatched keeps its timings but is flagged. A verdict recorded for
+// another build is `stale`: it says nothing about this one.
 std::function<void(results::BackendRun&)> verdict_annotator(const config::RunConfig& config) {
     auto verdicts = check::read_verdicts(check::verdicts_path(config));
     return [verdicts](results::BackendRun& run) {
         if (run.status != results::Status::ok) return;
         auto v = check::find_verdict(verdicts, run.backend, run.math_mode);
         if (!v) return;
-        run.check = v->verdict;
+        const check::BuildIdentity now =
+            check::build_identity(run.plugin, run.plugin_version, run.libraries);
+        run.check = check::verdict_for(*v, now);
+        if (run.check == "stale") {
+            std::fprintf(stderr,
+                         "      check stale: %s (%s) was recorded for another build: %s; run "
+                         "harness check again\n",
+                         v->verdict.c_str(), v->utc_time.c_str(),
+                         check::identity_change(run.plugin, v->build, now).c_str());
+            return;
+        }
         if (v->verdict == "mismatch") {
             run.status = results::Status::mismatch;
             run.message = "failed harness check against " + v->baseline + " (" + v->utc_time + ")";

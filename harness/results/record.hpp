@@ -65,7 +65,7 @@ struct BackendRun {
     std::map<std::string, std::string> libraries;  // library name -> version
     std::string math_mode;                         // from the manifest ("fp32" unless told)
     int threads = 0;                               // 0 = unknown
-    std::string check;                             // conformance: "", "pass", "mismatch"
+    std::string check;  // conformance: "", "pass", "mismatch", "stale" (for another build)
 
     Status status = Status::failed;
     std::string message;  // reason for skipped / failed / crashed / ...

@@ -85,6 +85,10 @@ std::vector<std::string> footnotes(const BackendRun& r) {
         if (r.status == Status::mismatch) note += " (its timings are not a valid comparison)";
         notes.push_back(note);
     }
+    if (r.check == "stale")
+        notes.push_back(name +
+                        ": check stale \u2014 the last harness check of this config was of another "
+                        "build of its plugin or other library versions; run harness check again");
     if (has_timings(r) && r.stats.noisy && r.stats.median_ms > 0) {
         notes.push_back(fmt::format("{}: noisy, IQR/median {:.0f}%", name,
                                     100.0 * r.stats.iqr_ms / r.stats.median_ms));
