@@ -2,6 +2,7 @@
 
 #include "backend_selection.hpp"
 #include "check/check_record.hpp"
+#include "check/loss_agreement.hpp"
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
 #include "results/csv_reporter.hpp"
@@ -177,6 +178,7 @@ int run_command(const RunArgs& args) {
         lock.emplace(csv_path);
         if (!args.trace_dir.empty()) create_folder("--trace", args.trace_dir);
         request.on_finished = verdict_annotator(config);
+        request.on_runs = check::annotate_loss_agreement;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitUsage;
@@ -210,9 +212,20 @@ int run_command(const RunArgs& args) {
     print_profiles(outcome.runs, request.profiling.trace_dir, config.name);
     std::fprintf(stderr, "results: %s (raw samples: %s)\n", csv_path.c_str(), json_path.c_str());
 
+    // Backends that trained the same problem from the same weights and data, yet disagree on
+    // the loss of their first step, did not compute the same step: no check needed to say so.
+    bool disagreed = false;
+    for (const auto& r : outcome.runs)
+        if (r.loss_agreement == "disagrees") {
+            std::fprintf(stderr, "harness run: %s: %s\n", r.backend.c_str(),
+                         r.loss_agreement_detail.c_str());
+            disagreed = true;
+        }
+
     if (outcome.interrupted) return kExitInterrupted;
     for (const auto& r : outcome.runs)
         if (run::is_failure(r.status)) return kExitBackendFailed;
+    if (disagreed) return kExitBackendFailed;
     // Every backend skipped (no plugin built, no device here): nothing was measured, which must
     // not look like a success.
     bool ran = false;

@@ -81,6 +81,11 @@ struct BackendRun {
     std::string manifest_json;       // "{}" when none
     std::optional<Profile> profile;  // when profiling was asked for
 
+    // Whether the first step's loss agrees with the other backends' of the invocation (same
+    // weights, same data): "ok", "disagrees", or "" when there was nothing to compare it with
+    // (check/loss_agreement.hpp); the detail says against what and how far, for a person.
+    std::string loss_agreement, loss_agreement_detail;
+
     Stats stats;                // valid when status == ok
     double first_loss() const;  // NaN when no step ran
     double last_loss() const;
