@@ -20,8 +20,10 @@ void record(const config::RunConfig& config, const check::CheckOutcome& outcome,
     const std::string now = run::utc_now_iso8601();
     for (const auto& c : outcome.checks)
         if (check::compared(c) && c.comparison.problem.empty())
-            verdicts.push_back({c.run.backend, c.run.math_mode,
-                                c.comparison.pass ? "pass" : "mismatch", request.baseline, now});
+            verdicts.push_back(
+                {c.run.backend, c.run.math_mode, c.comparison.pass ? "pass" : "mismatch",
+                 request.baseline, now,
+                 check::build_identity(c.run.plugin, c.run.plugin_version, c.run.libraries)});
     if (!verdicts.empty()) check::record_verdicts(check::verdicts_path(config), verdicts);
 }
 

@@ -2,6 +2,7 @@
 
 #include "backend_selection.hpp"
 #include "check/check_record.hpp"
+#include "check/loss_agreement.hpp"
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
 #include "results/csv_reporter.hpp"
@@ -97,14 +98,26 @@ void create_folder(const std::string& option, const fs::path& dir) {
 }
 
 // Marks each finished row with the verdict of the last `harness check` of this config in the
-// backend's math mode; a backend that mismatched keeps its timings but is flagged.
+// backend's math mode, when it was recorded for the build of the plugin and the library versions
+// that ran now; a backend that mismatched keeps its timings but is flagged. A verdict recorded for
+// another build is `stale`: it says nothing about this one.
 std::function<void(results::BackendRun&)> verdict_annotator(const config::RunConfig& config) {
     auto verdicts = check::read_verdicts(check::verdicts_path(config));
     return [verdicts](results::BackendRun& run) {
         if (run.status != results::Status::ok) return;
         auto v = check::find_verdict(verdicts, run.backend, run.math_mode);
         if (!v) return;
-        run.check = v->verdict;
+        const check::BuildIdentity now =
+            check::build_identity(run.plugin, run.plugin_version, run.libraries);
+        run.check = check::verdict_for(*v, now);
+        if (run.check == "stale") {
+            std::fprintf(stderr,
+                         "      check stale: %s (%s) was recorded for another build: %s; run "
+                         "harness check again\n",
+                         v->verdict.c_str(), v->utc_time.c_str(),
+                         check::identity_change(run.plugin, v->build, now).c_str());
+            return;
+        }
         if (v->verdict == "mismatch") {
             run.status = results::Status::mismatch;
             run.message = "failed harness check against " + v->baseline + " (" + v->utc_time + ")";
@@ -165,6 +178,7 @@ int run_command(const RunArgs& args) {
         lock.emplace(csv_path);
         if (!args.trace_dir.empty()) create_folder("--trace", args.trace_dir);
         request.on_finished = verdict_annotator(config);
+        request.on_runs = check::annotate_loss_agreement;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitUsage;
@@ -198,9 +212,20 @@ int run_command(const RunArgs& args) {
     print_profiles(outcome.runs, request.profiling.trace_dir, config.name);
     std::fprintf(stderr, "results: %s (raw samples: %s)\n", csv_path.c_str(), json_path.c_str());
 
+    // Backends that trained the same problem from the same weights and data, yet disagree on
+    // the loss of their first step, did not compute the same step: no check needed to say so.
+    bool disagreed = false;
+    for (const auto& r : outcome.runs)
+        if (r.loss_agreement == "disagrees") {
+            std::fprintf(stderr, "harness run: %s: %s\n", r.backend.c_str(),
+                         r.loss_agreement_detail.c_str());
+            disagreed = true;
+        }
+
     if (outcome.interrupted) return kExitInterrupted;
     for (const auto& r : outcome.runs)
         if (run::is_failure(r.status)) return kExitBackendFailed;
+    if (disagreed) return kExitBackendFailed;
     // Every backend skipped (no plugin built, no device here): nothing was measured, which must
     // not look like a success.
     bool ran = false;

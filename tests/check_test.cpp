@@ -243,7 +243,8 @@ TEST(HarnessCheck, TheReferencePassesAgainstItselfWithOtherThreadCounts) {
 TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
     TempDir dir;
     const std::string config = std::string(HB_TEST_DATA_DIR) + "/perturbed.yaml";
-    const std::string env = "cd " + dir.path().string() + " && " + kFakeEnv;
+    const std::string env =
+        "cd " + dir.path().string() + " && XDG_CACHE_HOME=" + (dir / "cache") + " " + kFakeEnv;
     auto check = run_harness("check " + config, env);
     EXPECT_EQ(check.exit_code, 1) << check.output;
     EXPECT_NE(check.output.find("MISMATCH"), std::string::npos) << check.output;
@@ -270,7 +271,7 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
 TEST(HarnessCheck, APassingCheckIsRecordedInTheRunsCsv) {
     TempDir dir;
     const std::string config = std::string(HB_SOURCE_DIR) + "/configs/check.yaml";
-    const std::string env = "cd " + dir.path().string() + " &&";
+    const std::string env = "cd " + dir.path().string() + " && XDG_CACHE_HOME=" + (dir / "cache");
     ASSERT_EQ(run_harness("check " + config + " --backends reference-1thread", env).exit_code, 0);
     auto run =
         run_harness("run " + config + " --backends reference-1thread --iterations 1 --output " +

@@ -17,8 +17,8 @@ TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
     for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(text, expected + "\n");
     EXPECT_EQ(hr::csv_columns().front(), "schema_version");
-    EXPECT_EQ(hr::csv_columns().back(), "environment_warnings");
-    EXPECT_EQ(hr::csv_columns().size(), 48u);
+    EXPECT_EQ(hr::csv_columns().back(), "loss_agreement");  // the newest column, added at the end
+    EXPECT_EQ(hr::csv_columns().size(), 49u);
 }
 
 TEST_F(CsvReporter, RoundTrip) {
@@ -59,13 +59,15 @@ TEST_F(CsvReporter, RoundTrip) {
     EXPECT_EQ(ok.at("last_loss"), "2.6");
     EXPECT_EQ(ok.at("environment_warnings"),
               "cpu_scaling=powersave;gpu_clocks=sw_thermal_slowdown");
+    EXPECT_EQ(ok.at("loss_agreement"), "ok");
 
     const auto& skipped = rows[1];
     EXPECT_EQ(skipped.at("status"), "skipped");
     EXPECT_EQ(skipped.at("message"), "no CUDA device");
     EXPECT_EQ(skipped.at("host"), "box");
-    for (const char* c : {"setup_ms", "median_ms", "iqr_ms", "cv", "noisy", "images_per_s",
-                          "gflops", "forward_ms", "peak_memory_mb", "first_loss", "last_loss"}) {
+    for (const char* c :
+         {"setup_ms", "median_ms", "iqr_ms", "cv", "noisy", "images_per_s", "gflops", "forward_ms",
+          "peak_memory_mb", "first_loss", "last_loss", "loss_agreement"}) {
         EXPECT_EQ(skipped.at(c), "") << c;
     }
 }

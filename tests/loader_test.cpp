@@ -230,6 +230,11 @@ TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
     EXPECT_NE(by_backend["unavailable"]["message"].find("deliberately unavailable"),
               std::string::npos);
     EXPECT_EQ(by_backend["nan"]["nonfinite_loss"], "true");
+    // The two good ones start from the same loss; a NaN agrees with nothing.
+    EXPECT_EQ(by_backend["good"]["loss_agreement"], "ok");
+    EXPECT_EQ(by_backend["also_good"]["loss_agreement"], "ok");
+    EXPECT_EQ(by_backend["nan"]["loss_agreement"], "disagrees");
+    EXPECT_EQ(by_backend["throws"]["loss_agreement"], "");
     EXPECT_EQ(by_backend["wrong_abi"]["status"], "failed");
     EXPECT_NE(by_backend["wrong_abi"]["message"].find("99.3"), std::string::npos);
     EXPECT_EQ(by_backend["missing"]["status"], "skipped");

@@ -104,6 +104,8 @@ inline hr::BackendRun full_run() {
     r.peak_memory_bytes = 3u * 1024 * 1024 * 1024;
     r.manifest_json = R"({"convs":[{"algo":"winograd","name":"pre.conv"}],"layout":"nChw16c"})";
     r.stats = hr::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
+    r.loss_agreement = "ok";
+    r.loss_agreement_detail = "first-step loss 3.14159265 agrees with 3.14159265, the reference's";
     return r;
 }
 
@@ -167,6 +169,8 @@ inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
     expect_same(a.optimizer_ms, b.optimizer_ms, "optimizer_ms");
     EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
     EXPECT_EQ(a.manifest_json, b.manifest_json);
+    EXPECT_EQ(a.loss_agreement, b.loss_agreement);
+    EXPECT_EQ(a.loss_agreement_detail, b.loss_agreement_detail);
     const hr::Stats& s = a.stats;
     const hr::Stats& t = b.stats;
     for (auto [x, y] : {std::pair{s.median_ms, t.median_ms},

@@ -56,6 +56,28 @@ TEST(Table, FlagsNoiseAndNonFiniteLoss) {
     EXPECT_NE(t.find("nan"), std::string::npos) << t;
 }
 
+TEST(Table, FlagsADisagreeingFirstLossAndAStaleCheck) {
+    hr::BackendRun odd = ok_run("odd", {5, 5, 5});
+    odd.loss_agreement = "disagrees";
+    odd.loss_agreement_detail = "first-step loss 2.5 against 1, the reference's (reference)";
+    hr::BackendRun stale = ok_run("stale", {5, 5, 5});
+    stale.check = "stale";
+    stale.loss_agreement = "ok";
+
+    const std::string t = table_of({odd, stale});
+    EXPECT_NE(t.find(" 2.5!  "), std::string::npos) << t;
+    EXPECT_EQ(t.find("2.5!"), t.rfind("2.5!")) << t;  // only odd's is marked
+    EXPECT_NE(t.find("odd: first-step loss disagrees \u2014 first-step loss 2.5 against 1, the "
+                     "reference's (reference)"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("stale: check stale \u2014 the last harness check of this config was of "
+                     "another build"),
+              std::string::npos)
+        << t;
+    EXPECT_EQ(t.find("stale: first-step"), std::string::npos) << t;
+}
+
 TEST(Table, EnvironmentWarningsComeUnderTheTable) {
     const std::string t = table_of({ok_run("reference", {10, 10, 10})});
     const std::string warnings =

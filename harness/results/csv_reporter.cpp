@@ -115,6 +115,7 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     row.push_back(stepped ? loss(r.first_loss()) : std::string());
     row.push_back(stepped ? loss(r.last_loss()) : std::string());
     row.push_back(environment_warnings(p));
+    row.push_back(r.loss_agreement);
     return row;
 }
 
@@ -149,7 +150,7 @@ std::vector<std::string> csv_columns() {
             "stddev_ms",      "min_ms",      "max_ms",          "p10_ms",         "p90_ms",
             "iqr_ms",         "cv",          "noisy",           "images_per_s",   "gflops",
             "forward_ms",     "backward_ms", "optimizer_ms",    "peak_memory_mb", "flops_per_step",
-            "first_loss",     "last_loss",   "environment_warnings"};
+            "first_loss",     "last_loss",   "environment_warnings", "loss_agreement"};
     // clang-format on
 }
 

@@ -65,7 +65,7 @@ struct BackendRun {
     std::map<std::string, std::string> libraries;  // library name -> version
     std::string math_mode;                         // from the manifest ("fp32" unless told)
     int threads = 0;                               // 0 = unknown
-    std::string check;                             // conformance: "", "pass", "mismatch"
+    std::string check;  // conformance: "", "pass", "mismatch", "stale" (for another build)
 
     Status status = Status::failed;
     std::string message;  // reason for skipped / failed / crashed / ...
@@ -80,6 +80,11 @@ struct BackendRun {
     uint64_t peak_memory_bytes = 0;
     std::string manifest_json;       // "{}" when none
     std::optional<Profile> profile;  // when profiling was asked for
+
+    // Whether the first step's loss agrees with the other backends' of the invocation (same
+    // weights, same data): "ok", "disagrees", or "" when there was nothing to compare it with
+    // (check/loss_agreement.hpp); the detail says against what and how far, for a person.
+    std::string loss_agreement, loss_agreement_detail;
 
     Stats stats;                // valid when status == ok
     double first_loss() const;  // NaN when no step ran

@@ -140,7 +140,9 @@ json to_json(const BackendRun& r) {
             {"manifest", manifest(r.manifest_json)},
             {"stats", stats_json(r.stats)},
             {"first_loss", number(r.first_loss())},
-            {"last_loss", number(r.last_loss())}};
+            {"last_loss", number(r.last_loss())},
+            {"loss_agreement", r.loss_agreement},
+            {"loss_agreement_detail", r.loss_agreement_detail}};
     if (r.profile) j["profile"] = profile_json(*r.profile);
     return j;
 }
@@ -182,6 +184,9 @@ BackendRun backend_run_from_json(const json& j) {
     r.manifest_json = manifest_from(j.at("manifest"));
     r.stats = stats_from(j.at("stats"));
     if (j.contains("profile")) r.profile = profile_from(j.at("profile"));
+    // Added with schema_version 1 kept: files from before have neither.
+    r.loss_agreement = j.value("loss_agreement", std::string());
+    r.loss_agreement_detail = j.value("loss_agreement_detail", std::string());
     return r;
 }
 

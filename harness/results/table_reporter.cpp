@@ -35,16 +35,15 @@ std::string loss_cell(const BackendRun& r, double v) {
     return stepped(r) ? fmt::format("{:.6g}", v) : "-";
 }
 
+// A first loss that disagrees with the other backends' is marked, and a note under the table says
+// against what.
+std::string first_loss_cell(const BackendRun& r) {
+    return loss_cell(r, r.first_loss()) + (r.loss_agreement == "disagrees" ? "!" : "");
+}
+
 Cells row_of(const BackendRun& r) {
-    Cells c{name_of(r),
-            r.device,
-            to_string(r.status),
-            "-",
-            "-",
-            "-",
-            "-",
-            loss_cell(r, r.first_loss()),
-            loss_cell(r, r.last_loss())};
+    Cells c{name_of(r), r.device,           to_string(r.status),        "-", "-", "-",
+            "-",        first_loss_cell(r), loss_cell(r, r.last_loss())};
     if (has_timings(r)) {
         c[3] = fmt::format("{:.3f}", r.stats.median_ms);
         c[4] = fmt::format("{:.3f}", r.stats.iqr_ms);
@@ -85,6 +84,12 @@ std::vector<std::string> footnotes(const BackendRun& r) {
         if (r.status == Status::mismatch) note += " (its timings are not a valid comparison)";
         notes.push_back(note);
     }
+    if (r.check == "stale")
+        notes.push_back(name +
+                        ": check stale \u2014 the last harness check of this config was of another "
+                        "build of its plugin or other library versions; run harness check again");
+    if (r.loss_agreement == "disagrees")
+        notes.push_back(name + ": first-step loss disagrees \u2014 " + r.loss_agreement_detail);
     if (has_timings(r) && r.stats.noisy && r.stats.median_ms > 0) {
         notes.push_back(fmt::format("{}: noisy, IQR/median {:.0f}%", name,
                                     100.0 * r.stats.iqr_ms / r.stats.median_ms));

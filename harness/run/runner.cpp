@@ -63,6 +63,7 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
             std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),
                          run.message.empty() ? "" : ": ", run.message.c_str());
         outcome.runs.push_back(std::move(run));
+        if (request.on_runs) request.on_runs(outcome.runs);
         reporter.report_runs(outcome.runs);
         if (interrupted()) {
             outcome.interrupted = true;

@@ -24,6 +24,9 @@ struct RunRequest {
     bool announce = true;  // one line per backend on stderr
     // Called with each finished row before it is reported.
     std::function<void(results::BackendRun&)> on_finished;
+    // Called with every run so far after each one finished, before they are reported: for what
+    // depends on several runs (whether their losses agree).
+    std::function<void(std::vector<results::BackendRun>&)> on_runs;
 };
 
 struct RunOutcome {

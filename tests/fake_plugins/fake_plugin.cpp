@@ -1,6 +1,7 @@
 // Test fixtures: plugins that misbehave in one precise way each (selected by a FAKE_* macro), so
 // the loader and the runner can be shown to report them without losing the other backends.
-// `good` trains nothing: its "loss" only decreases so that a run has something to record.
+// `good` trains nothing: its "loss" only decreases so that a run has something to record;
+// `other_loss` does the same from another first loss, as a backend that computed another step.
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 
@@ -37,6 +38,8 @@ public:
         }
 #if defined(FAKE_nan)
         r.loss = std::numeric_limits<double>::quiet_NaN();
+#elif defined(FAKE_other_loss)
+        r.loss = 2.0 / (1.0 + steps_++);  // starts from another loss than `good`
 #else
         r.loss = 1.0 / (1.0 + steps_++);
 #endif
