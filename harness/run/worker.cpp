@@ -111,7 +111,7 @@ struct Training {
         : graph(std::move(model_graph)),
           abi_graph(graph),
           state(data::initial_state(graph, config.seed)),
-          batches(data::make_batches(graph, config.seed, config.batches)),
+          batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
           batch_count(config.batches) {
         if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
         std::vector<hb_option> options;
