@@ -148,7 +148,8 @@ void print_profiles(const std::vector<results::BackendRun>& runs, const std::str
 void dump_inputs(const config::RunConfig& config, const std::string& dir) {
     const model::Graph graph = model::build_hourglass(config.model);
     data::dump(dir, graph, config.seed, data::initial_state(graph, config.seed),
-               data::make_batches(graph, config.seed, config.batches), config.optimizer);
+               data::make_batches(graph, config.seed, config.batches, config.input_block),
+               config.optimizer);
     std::fprintf(stderr, "wrote the initial tensors and batches to %s (index.json)\n", dir.c_str());
 }
 

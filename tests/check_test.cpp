@@ -170,6 +170,89 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     EXPECT_NEAR(result.worst_relative()->noise, 0.2, 1e-6);
 }
 
+// Two steps of Torch's RMSProp from `initial` with the capture's gradients (the same at both
+// steps), as a correct backend computes them in float.
+StepCapture stepped(const StepCapture& initial, const hb_optimizer& o) {
+    StepCapture c = initial;
+    c.later_gradients = {initial.gradients};
+    for (const auto& [name, g] : initial.gradients) {
+        const auto p = harness::check::replay_rmsprop(o, initial.state.at(name), {&g, &g});
+        c.state[name].assign(p.begin(), p.end());
+    }
+    return c;
+}
+
+hb_optimizer torch_rmsprop() {
+    hb_optimizer o{};
+    o.variant = HB_RMSPROP_TORCH;
+    o.learning_rate = 2.5e-4f;
+    o.alpha = 0.99f;
+    o.eps = 1e-8f;
+    return o;
+}
+
+TEST(Comparison, UpdatesAreCheckedAgainstTheBackendsOwnGradientsReplayed) {
+    const StepCapture start = sample_capture();
+    harness::check::UpdateReplay replay;
+    replay.optimizer = torch_rmsprop();
+    replay.initial = start.state;
+    const StepCapture baseline = stepped(start, replay.optimizer);
+
+    // The noise gradients of conv.bias moved it by about 2 lr / sqrt(1 - alpha) in a direction
+    // no backend determines; against its own gradients, the update is exact.
+    auto result = compare(baseline, baseline, tolerance_for("fp32"), nullptr, &replay);
+    EXPECT_TRUE(result.pass);
+    bool found = false;
+    for (const auto& d : result.differences)
+        if (d.quantity == "update conv.weight") {
+            found = true;
+            // Measured against the movement: lr / sqrt(1 - alpha), then lr / sqrt(0.0199).
+            EXPECT_NEAR(d.scale, 2.5e-4 * (10 + 1 / std::sqrt(0.0199)), 1e-6);
+        }
+    EXPECT_TRUE(found);
+
+    // A tensor that was never updated is an error of 100% of its movement.
+    auto frozen = baseline;
+    frozen.state["conv.weight"] = start.state.at("conv.weight");
+    result = compare(frozen, baseline, tolerance_for("fp32"), nullptr, &replay);
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "update conv.weight");
+    EXPECT_NEAR(result.worst_relative()->relative, 1.0, 1e-3);
+
+    // One element left un-updated too, even where the rounding noise of the state is large.
+    auto noise = baseline;
+    noise.state["conv.weight"][1] += 5e-3f;
+    auto tail = baseline;
+    tail.state["conv.weight"][3] = start.state.at("conv.weight")[3];
+    result = compare(tail, baseline, tolerance_for("fp32"), &noise, &replay);
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "update conv.weight");
+}
+
+TEST(Comparison, ReplayedUpdatesFollowEveryRmsPropVariant) {
+    // The settings are floats (0.99f is not 0.99): agreement to 1e-8 of updates of 2.5e-3.
+    hb_optimizer o = torch_rmsprop();
+    const std::vector<float> p0 = {0.5f}, g = {0.1f};
+    auto one = [&](const hb_optimizer& opt) {
+        return harness::check::replay_rmsprop(opt, p0, {&g})[0];
+    };
+    EXPECT_NEAR(one(o), 0.5 - 2.5e-4 * 0.1 / (std::sqrt(0.01 * 0.01) + 1e-8), 1e-8);
+    o.weight_decay = 0.1f;  // g + wd p = 0.15
+    EXPECT_NEAR(one(o), 0.5 - 2.5e-4 * 0.15 / (std::sqrt(0.01 * 0.15 * 0.15) + 1e-8), 1e-8);
+    hb_optimizer tf = torch_rmsprop();
+    tf.variant = HB_RMSPROP_TENSORFLOW;
+    tf.alpha = 0.9f;
+    tf.eps = 1e-10f;
+    tf.initial_square_average = 1;
+    EXPECT_NEAR(one(tf), 0.5 - 2.5e-4 * 0.1 / std::sqrt(0.9 + 0.1 * 0.01 + 1e-10), 1e-8);
+    // Momentum: the second step adds m times the first step's.
+    o = torch_rmsprop();
+    o.momentum = 0.9f;
+    const auto two = harness::check::replay_rmsprop(o, p0, {&g, &g})[0];
+    const double d1 = 0.1 / std::sqrt(0.01 * 0.01), d2 = 0.1 / std::sqrt((0.99 + 1) * 0.01 * 0.01);
+    EXPECT_NEAR(two, 0.5 - 2.5e-4 * d1 - 2.5e-4 * (0.9 * d1 + d2), 1e-7);
+}
+
 // A baseline, a backend that passed and one that was skipped.
 harness::check::CheckOutcome sample_outcome() {
     namespace hc = harness::check;

@@ -414,6 +414,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "value"},
         BadConfig{"bad_range.yaml",
                   ":2:11: key 'model.stacks': expected an integer in [1, 16], got '17'"},
+        BadConfig{"bad_input_block.yaml",
+                  ":3:16: key 'data.input_block': expected a divisor of model.input_size (64), "
+                  "got '24'"},
         BadConfig{"bad_range_float.yaml",
                   ":2:10: key 'optimizer.alpha': expected a number in [0, 1), got '1.0'"},
         BadConfig{"bad_range_float32.yaml",

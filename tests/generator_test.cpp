@@ -153,3 +153,16 @@ TEST(Batches, NamedStreams) {
     EXPECT_FALSE(same_bytes(b.inputs[0], b.inputs[1]));
     EXPECT_THROW(make_batches(g, 9, 0), std::invalid_argument);
 }
+
+TEST(Batches, InputBlocksRepeatOneDrawPerBlock) {
+    const auto g = build_hourglass(small_spec());  // 2 x 3 x 32 x 32
+    const Batches b = make_batches(g, 9, 2, 16);
+    const std::vector<float> draws = uniform(9, "input.1", 2 * 3 * 2 * 2, 0.0f, 1.0f);
+    ASSERT_EQ(b.inputs[1].size(), 2u * 3 * 32 * 32);
+    // Image 1, channel 2, pixel (17, 5): block (1, 0) of plane 5.
+    EXPECT_EQ(b.inputs[1][((1 * 3 + 2) * 32 + 17) * 32 + 5], draws[(5 * 2 + 1) * 2 + 0]);
+    EXPECT_EQ(b.inputs[1][0], b.inputs[1][15 * 32 + 15]);
+    EXPECT_NE(b.inputs[1][0], b.inputs[1][16]);
+    EXPECT_TRUE(same_bytes(b.targets[1], make_batches(g, 9, 2).targets[1]));
+    EXPECT_THROW(make_batches(g, 9, 1, 5), std::invalid_argument);
+}

@@ -1,6 +1,7 @@
 #include "check/check_runner.hpp"
 
 #include "data/dump.hpp"
+#include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
 #include "run/child_process.hpp"
 #include "run/scratch_dir.hpp"
@@ -38,6 +39,15 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
                 data::read_npy((dir / "gradient" / (t.name + ".npy")).string(), &shape);
         capture.state[t.name] =
             data::read_npy((dir / "state" / (t.name + ".npy")).string(), &shape);
+    }
+    for (size_t k = 2; k <= run.losses.size(); ++k) {
+        const fs::path folder = dir / ("gradient-" + std::to_string(k));
+        auto& gradients = capture.later_gradients.emplace_back();
+        for (const auto& t : graph.tensors) {
+            std::vector<int64_t> shape;
+            if (t.trainable())
+                gradients[t.name] = data::read_npy((folder / (t.name + ".npy")).string(), &shape);
+        }
     }
     return capture;
 }
@@ -84,6 +94,13 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     if (!outcome.baseline_problem.empty()) return outcome;
     const StepCapture expected = read_capture(graph, outcome.baseline, scratch.path() / "baseline");
 
+    // What every backend starts from, for replaying its updates.
+    UpdateReplay replay;
+    replay.optimizer = config.optimizer;
+    const std::vector<data::HostTensor> initial = data::initial_state(graph, config.seed);
+    for (size_t i = 0; i < graph.tensors.size(); ++i)
+        replay.initial[graph.tensors[i].name] = initial[i];
+
     // The baseline from weights one ulp away, per precision the backends compute in (float32
     // first, then each reduced precision when a backend needs it).
     std::map<int, StepCapture> noise;
@@ -115,8 +132,8 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
             const Tolerance tolerance = tolerance_for(check.run.math_mode);
             const StepCapture* rounding_noise = noise_at(tolerance.significand_bits);
             if (!rounding_noise) return outcome;
-            check.comparison =
-                compare(read_capture(graph, check.run, dir), expected, tolerance, rounding_noise);
+            check.comparison = compare(read_capture(graph, check.run, dir), expected, tolerance,
+                                       rounding_noise, &replay);
             if (!check.comparison.pass) check.run.status = results::Status::mismatch;
         }
         outcome.checks.push_back(std::move(check));

@@ -17,10 +17,12 @@ double max_magnitude(const std::vector<float>& v) {
 }
 
 // Only elements where `keep` is true (or all, when `keep` is empty) are compared; a non-finite
-// candidate value anywhere makes the difference infinite, so it never passes.
+// candidate value anywhere makes the difference infinite, so it never passes. The scale is the
+// largest |b| (|b - origin| when `origin` is given: how far b moved), or `floor` when larger.
 Difference tensor_difference(std::string quantity, const std::vector<float>& a,
                              const std::vector<float>& b, const std::vector<bool>& keep,
-                             double floor, double tolerance) {
+                             double floor, double tolerance,
+                             const std::vector<float>* origin = nullptr) {
     Difference d;
     d.quantity = std::move(quantity);
     d.max_abs = 0;
@@ -34,7 +36,8 @@ Difference tensor_difference(std::string quantity, const std::vector<float>& a,
         double diff = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
         d.max_abs =
             diff == diff ? std::max(d.max_abs, diff) : std::numeric_limits<double>::infinity();
-        largest = std::max(largest, std::fabs(static_cast<double>(b[i])));
+        const double from = origin ? static_cast<double>((*origin)[i]) : 0.0;
+        largest = std::max(largest, std::fabs(static_cast<double>(b[i]) - from));
     }
     d.scale = std::max({largest, floor, std::numeric_limits<double>::min()});
     d.relative = d.max_abs / d.scale;
@@ -120,14 +123,46 @@ const Difference* Comparison::worst_relative() const {
 
 namespace {
 
+// The backend's state of one trainable tensor against its updates replayed from `initial`.
+Difference update_difference(const std::string& name, const std::vector<float>& state,
+                             const std::vector<double>& replayed, const std::vector<float>& initial,
+                             double rounding, double tolerance) {
+    Difference d;
+    d.quantity = "update " + name;
+    d.tolerance = tolerance;
+    d.rounding = rounding;
+    double movement = 0, excess = 0;
+    for (size_t i = 0; i < state.size(); ++i) {
+        movement = std::max(movement, std::fabs(replayed[i] - static_cast<double>(initial[i])));
+        const double diff = std::fabs(static_cast<double>(state[i]) - replayed[i]);
+        if (!(diff == diff) || std::isinf(diff)) {
+            d.max_abs = excess = std::numeric_limits<double>::infinity();
+            continue;
+        }
+        d.max_abs = std::max(d.max_abs, diff);
+        const double magnitude =
+            std::max(std::fabs(static_cast<double>(state[i])), std::fabs(replayed[i]));
+        excess = std::max(excess, diff - rounding * magnitude);
+    }
+    d.scale = std::max(movement, std::numeric_limits<double>::min());
+    d.relative = excess / d.scale;
+    return d;
+}
+
 // Every difference of candidate against baseline with the fixed tolerances; `pass` is not set.
 Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance) {
+                   const Tolerance& tolerance, const UpdateReplay* replay) {
     Comparison out;
     out.tolerance = tolerance;
     if (candidate.losses.size() != baseline.losses.size()) {
         out.problem = "the backend ran " + std::to_string(candidate.losses.size()) +
                       " steps, the baseline " + std::to_string(baseline.losses.size());
+        return out;
+    }
+    if (replay && candidate.later_gradients.size() + 1 != candidate.losses.size()) {
+        out.problem = "the backend's capture has the gradients of " +
+                      std::to_string(candidate.later_gradients.size() + 1) + " steps, not " +
+                      std::to_string(candidate.losses.size());
         return out;
     }
     for (size_t k = 0; k < baseline.losses.size(); ++k) {
@@ -145,26 +180,119 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
         largest_gradient = std::max(largest_gradient, max_magnitude(kv.second));
     const double floor = tolerance.gradient_floor * largest_gradient;
     if (!compare_tensors("gradient", candidate.gradients, baseline.gradients, {}, floor,
-                         tolerance.gradient, out) ||
-        !compare_tensors("state", candidate.state, baseline.state,
-                         determined_updates(baseline.gradients, floor, tolerance.gradient),
-                         tolerance.state_floor, tolerance.state, out))
+                         tolerance.gradient, out))
         return out;
+
+    const Masks masks =
+        replay ? Masks{} : determined_updates(baseline.gradients, floor, tolerance.gradient);
+    const double rounding = static_cast<double>(candidate.losses.size()) *
+                            std::ldexp(1.0, 1 - tolerance.significand_bits);
+    for (const auto& [name, expected] : baseline.state) {
+        auto it = candidate.state.find(name);
+        if (it == candidate.state.end()) {
+            out.problem = "state " + name + " missing from the backend's capture";
+            return out;
+        }
+        const std::vector<float>& actual = it->second;
+        if (actual.size() != expected.size()) {
+            out.problem = "state " + name + ": " + std::to_string(actual.size()) +
+                          " elements, baseline has " + std::to_string(expected.size());
+            return out;
+        }
+        const std::vector<float>* initial = nullptr;
+        if (replay) {
+            auto found = replay->initial.find(name);
+            if (found == replay->initial.end() || found->second.size() != expected.size()) {
+                out.problem = "state " + name + ": no initial value of its size to start from";
+                return out;
+            }
+            initial = &found->second;
+        }
+        const bool trainable = baseline.gradients.count(name) > 0;
+        if (replay && trainable) {
+            std::vector<const std::vector<float>*> steps = {&candidate.gradients.at(name)};
+            for (const auto& later : candidate.later_gradients) {
+                auto g = later.find(name);
+                if (g == later.end() || g->second.size() != expected.size()) {
+                    out.problem =
+                        "gradient " + name + " of a later step missing or of another size";
+                    return out;
+                }
+                steps.push_back(&g->second);
+            }
+            out.differences.push_back(
+                update_difference(name, actual, replay_rmsprop(replay->optimizer, *initial, steps),
+                                  *initial, rounding, tolerance.state));
+            continue;
+        }
+        auto mask = masks.find(name);
+        out.differences.push_back(
+            tensor_difference("state " + name, actual, expected,
+                              mask == masks.end() ? std::vector<bool>{} : mask->second,
+                              tolerance.state_floor, tolerance.state, initial));
+    }
     return out;
 }
 
 }  // namespace
 
+std::vector<double> replay_rmsprop(const hb_optimizer& o, const std::vector<float>& initial,
+                                   const std::vector<const std::vector<float>*>& gradients) {
+    const double lr = o.learning_rate, alpha = o.alpha, eps = o.eps, momentum = o.momentum,
+                 decay = o.weight_decay;
+    const bool torch = o.variant == HB_RMSPROP_TORCH;
+    std::vector<double> p(initial.begin(), initial.end());
+    for (size_t i = 0; i < p.size(); ++i) {
+        double v = o.initial_square_average, buffer = 0;
+        for (const std::vector<float>* step : gradients) {
+            const double g = static_cast<double>((*step)[i]) + decay * p[i];
+            v = alpha * v + (1 - alpha) * g * g;
+            const double denominator = torch ? std::sqrt(v) + eps : std::sqrt(v + eps);
+            if (momentum == 0) {
+                p[i] -= lr * g / denominator;
+            } else if (torch) {
+                buffer = momentum * buffer + g / denominator;
+                p[i] -= lr * buffer;
+            } else {
+                buffer = momentum * buffer + lr * g / denominator;
+                p[i] -= buffer;
+            }
+        }
+    }
+    return p;
+}
+
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const StepCapture* rounding_noise) {
-    Comparison out = measure(candidate, baseline, tolerance);
+                   const Tolerance& tolerance, const StepCapture* rounding_noise,
+                   const UpdateReplay* replay) {
+    Comparison out = measure(candidate, baseline, tolerance, replay);
     if (!out.problem.empty()) return out;
     if (rounding_noise) {
-        const Comparison noise = measure(*rounding_noise, baseline, tolerance);
-        if (noise.problem.empty() && noise.differences.size() == out.differences.size())
-            for (size_t i = 0; i < out.differences.size(); ++i) {
-                Difference& d = out.differences[i];
-                d.noise = noise.differences[i].relative;
+        // The noise of each quantity, by name; "update" quantities compare the backend with
+        // itself and take none.
+        const Comparison noise = measure(*rounding_noise, baseline, tolerance, nullptr);
+        std::map<std::string, double> noise_of;
+        for (const auto& d : noise.differences) noise_of[d.quantity] = d.relative;
+        if (replay) {
+            // State quantities measured the way `out` measures them: against the movement.
+            for (const auto& [name, expected] : baseline.state) {
+                auto n = rounding_noise->state.find(name);
+                auto init = replay->initial.find(name);
+                if (n == rounding_noise->state.end() || init == replay->initial.end() ||
+                    n->second.size() != expected.size() || init->second.size() != expected.size())
+                    continue;
+                noise_of["state " + name] =
+                    tensor_difference("", n->second, expected, {}, tolerance.state_floor,
+                                      tolerance.state, &init->second)
+                        .relative;
+            }
+        }
+        if (noise.problem.empty())
+            for (Difference& d : out.differences) {
+                if (d.quantity.rfind("update ", 0) == 0) continue;
+                auto it = noise_of.find(d.quantity);
+                if (it == noise_of.end()) continue;
+                d.noise = it->second;
                 if (std::isfinite(d.noise))
                     d.tolerance = std::max(d.tolerance, kNoiseFactor * d.noise);
             }

@@ -2,6 +2,8 @@
 // by tensor, and whether that is within the tolerance of the backend's math mode.
 #pragma once
 
+#include "hb/plugin.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -15,7 +17,20 @@ struct StepCapture {
     std::vector<double> losses;
     std::map<std::string, std::vector<float>> gradients;  // trainable tensors
     std::map<std::string, std::vector<float>> state;      // all tensors
+    // The gradients of steps 2, 3, ... (what the backend's later updates used).
+    std::vector<std::map<std::string, std::vector<float>>> later_gradients;
 };
+
+// What every backend started from: with it, each trainable tensor's state after the last step is
+// checked against the backend's own updates replayed in double (see compare).
+struct UpdateReplay {
+    hb_optimizer optimizer{};
+    std::map<std::string, std::vector<float>> initial;  // every tensor before step 1
+};
+
+// RMSProp (docs/design.md §4) in double: `initial` after one update per gradient of `gradients`.
+std::vector<double> replay_rmsprop(const hb_optimizer& optimizer, const std::vector<float>& initial,
+                                   const std::vector<const std::vector<float>*>& gradients);
 
 struct Tolerance {
     std::string label;                         // "fp32 strict", "tf32 (reduced precision)", ...
@@ -39,7 +54,10 @@ struct Difference {
     double relative = 0;   // max_abs over the scale below
     double scale = 0;      // what max_abs is measured against
     double tolerance = 0;
-    double noise = 0;          // the baseline's own relative difference under rounding noise
+    double noise = 0;  // the baseline's own relative difference under rounding noise
+    // Of the tolerance: elements whose difference is at most this many units of their own
+    // magnitude count as equal (the rounding of a stored value; "update" quantities only).
+    double rounding = 0;
     int64_t undetermined = 0;  // elements left out (see compare)
     bool within() const { return relative <= tolerance; }
 };
@@ -53,27 +71,41 @@ struct Comparison {
     const Difference* worst_relative() const;  // the largest relative / tolerance ratio
 };
 
-// Relative errors are normwise per tensor: max|a - b| / max|b|. A gradient tensor is measured
-// against at least a fraction of the largest gradient in the network (Tolerance::gradient_floor:
-// 1e-3 in float32, more where the backend stores values in fewer bits), because some gradients
-// are zero in exact arithmetic (a conv bias feeding a batchnorm) and then both sides only hold
-// rounding noise that cannot agree in relative terms.
+// Relative errors are normwise per tensor: max|a - b| over a scale. A gradient tensor is measured
+// against max|baseline|, or at least a fraction of the largest gradient in the network
+// (Tolerance::gradient_floor: 1e-3 in float32, more where the backend stores values in fewer
+// bits), because some gradients are zero in exact arithmetic (a conv bias feeding a batchnorm)
+// and then both sides only hold rounding noise that cannot agree in relative terms.
 //
-// RMSProp's first update is about lr / sqrt(1 - alpha) times the *sign* of the gradient, however
-// small the gradient. Where the baseline's step-1 gradient is within the gradient tolerance of
-// zero, the sign — and so the direction the parameter moves — is not determined in float32; those
-// parameter elements are left out of the state comparison and counted as `undetermined`.
+// The state after the last step is measured against how far it moved, not against its size, so
+// that a tensor left un-updated is an error of 100% whatever its values:
+//
+// - With `replay`, each trainable tensor is "update <name>": the backend's state against its own
+//   updates replayed in double from the initial state with the gradients the backend reported at
+//   each step, measured against the largest replayed movement (max |replayed - initial|); an
+//   element within steps x 2^(1 - significand bits) of its magnitude counts as equal (the
+//   rounding of the stored value at each step). The backend's gradients are the ones that are
+//   compared with the baseline's (step 1); the replay decides whether it applied them as RMSProp
+//   says, element by element, with no rounding noise to amplify: RMSProp's first update, about
+//   lr / sqrt(1 - alpha) times the *sign* of the gradient, is only ill-conditioned in the
+//   gradient, and the replay takes the gradient as given.
+// - Every other tensor (BN running statistics; without `replay`, the parameters too) is "state
+//   <name>", against the baseline's, measured against the baseline's movement (max |baseline -
+//   initial|; without `replay`, max |baseline|). Without `replay`, parameter elements whose
+//   baseline step-1 gradient is within the gradient tolerance of zero (the direction RMSProp moves
+//   them is not determined in float32) are left out and counted as `undetermined`.
 //
 // `rounding_noise`, when given, is the baseline's own capture from weights moved by one ulp of
 // the format the backend computes in (data/perturbation.hpp, Tolerance::significand_bits): how
-// far this model lets rounding at that precision carry the baseline from itself. Each quantity's
-// tolerance is then the larger of the math mode's and ten times that noise, since a correct
-// backend rounds differently but not ten times worse. In bf16 a small network can amplify
-// rounding to the point where some gradients are not determined at all; the noise says so, and
-// the tolerance follows it. Some quantities are
-// ill-conditioned (a batchnorm over few values, a ReLU or max-pool decision within rounding, the
-// sign step RMSProp takes at step 1); the noise measures it instead of guessing.
+// far this model lets rounding at that precision carry the baseline from itself. The tolerance of
+// each loss, gradient and state quantity is then the larger of the math mode's and ten times that
+// noise, since a correct backend rounds differently but not ten times worse. In bf16 a small
+// network can amplify rounding to the point where some gradients are not determined at all; the
+// noise says so, and the tolerance follows it. Some quantities are ill-conditioned (a batchnorm
+// over few values, a ReLU or max-pool decision within rounding); the noise measures it instead of
+// guessing. "update" quantities take no noise: they compare the backend with itself.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const StepCapture* rounding_noise = nullptr);
+                   const Tolerance& tolerance, const StepCapture* rounding_noise = nullptr,
+                   const UpdateReplay* replay = nullptr);
 
 }  // namespace harness::check

@@ -249,10 +249,16 @@ hb_placement read_placement(const Field& f) {
 }
 
 void read_data(const Field& field, RunConfig& c) {
-    const Section s(field, {"seed", "batches", "placement"});
+    const Section s(field, {"seed", "batches", "placement", "input_block"});
     if (auto f = s.get("seed")) c.seed = read_uint64(*f);
     if (auto f = s.get("batches")) c.batches = read_int(*f, 1, 64);
     if (auto f = s.get("placement")) c.placement = read_placement(*f);
+    if (auto f = s.get("input_block")) {
+        c.input_block = read_int(*f, 1, 4096);
+        if (c.model.input_size % c.input_block != 0)
+            f->fail("expected a divisor of model.input_size (" +
+                    std::to_string(c.model.input_size) + "), got " + f->describe());
+    }
 }
 
 void read_run(const Field& field, RunConfig& c) {

@@ -42,6 +42,9 @@ struct RunConfig {
     uint64_t seed = 1;
     int batches = 2;  // distinct batches, cycled through the steps
     hb_placement placement = HB_PLACEMENT_DEVICE;
+    // Inputs constant on input_block x input_block pixel blocks (1: every pixel its own draw), so
+    // that max-pooling windows tie (docs/design.md §5).
+    int input_block = 1;
 
     int warmup = 3;
     int iterations = 10;

@@ -55,15 +55,38 @@ std::vector<HostTensor> initial_state(const model::Graph& graph, uint64_t seed) 
     return state;
 }
 
-Batches make_batches(const model::Graph& graph, uint64_t seed, int count) {
+namespace {
+
+// Inputs of one batch: U[0, 1) per pixel, or, with `block` > 1, one draw per block x block pixels
+// (and channel and image), the stream's values taken in the order of the blocks.
+HostTensor make_input(uint64_t seed, const std::string& name, const model::Shape& shape,
+                      int block) {
+    if (block <= 1) return uniform(seed, name, model::elements(shape), 0.0f, 1.0f);
+    const int64_t n = shape.at(0), c = shape.at(1), h = shape.at(2), w = shape.at(3);
+    if (h % block != 0 || w % block != 0)
+        throw std::invalid_argument("make_batches: input block " + std::to_string(block) +
+                                    " does not divide the input's size");
+    const int64_t bh = h / block, bw = w / block;
+    const std::vector<float> draws = uniform(seed, name, n * c * bh * bw, 0.0f, 1.0f);
+    HostTensor input(static_cast<size_t>(n * c * h * w));
+    for (int64_t p = 0; p < n * c; ++p)
+        for (int64_t y = 0; y < h; ++y)
+            for (int64_t x = 0; x < w; ++x)
+                input[static_cast<size_t>((p * h + y) * w + x)] =
+                    draws[static_cast<size_t>((p * bh + y / block) * bw + x / block)];
+    return input;
+}
+
+}  // namespace
+
+Batches make_batches(const model::Graph& graph, uint64_t seed, int count, int input_block) {
     if (count < 1) throw std::invalid_argument("make_batches: need at least one batch");
-    const int64_t input_elements =
-        model::elements(graph.values.at(static_cast<size_t>(graph.input)).shape);
+    const model::Shape& input_shape = graph.values.at(static_cast<size_t>(graph.input)).shape;
     const int64_t target_elements = model::elements(graph.target_shape);
     Batches batches;
     for (int b = 0; b < count; ++b) {
         const std::string index = std::to_string(b);
-        batches.inputs.push_back(uniform(seed, "input." + index, input_elements, 0.0f, 1.0f));
+        batches.inputs.push_back(make_input(seed, "input." + index, input_shape, input_block));
         batches.targets.push_back(uniform(seed, "target." + index, target_elements, 0.0f, 1.0f));
     }
     return batches;

@@ -15,9 +15,11 @@ using HostTensor = std::vector<float>;
 std::vector<HostTensor> initial_state(const model::Graph& graph, uint64_t seed);
 
 // `count` distinct batches: inputs U[0,1) named "input.<b>", targets U[0,1) named "target.<b>".
+// With `input_block` > 1 every input is constant on input_block x input_block pixel blocks: one
+// draw of the stream per block, channel and image, in that order (the config's data.input_block).
 struct Batches {
     std::vector<HostTensor> inputs, targets;
 };
-Batches make_batches(const model::Graph& graph, uint64_t seed, int count);
+Batches make_batches(const model::Graph& graph, uint64_t seed, int count, int input_block = 1);
 
 }  // namespace harness::data

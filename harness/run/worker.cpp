@@ -111,7 +111,7 @@ struct Training {
         : graph(std::move(model_graph)),
           abi_graph(graph),
           state(data::initial_state(graph, config.seed)),
-          batches(data::make_batches(graph, config.seed, config.batches)),
+          batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
           batch_count(config.batches) {
         if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
         std::vector<hb_option> options;
@@ -156,8 +156,10 @@ struct Training {
         run.status = results::Status::ok;
     }
 
-    // Writes `which` ("gradient" or "state") of every tensor as DIR/which/<name>.npy.
-    void write_tensors(const std::string& dir, const std::string& which) {
+    // Writes `which` ("gradient" or "state") of every tensor as DIR/<folder>/<name>.npy (folder:
+    // `which` unless given).
+    void write_tensors(const std::string& dir, const std::string& which,
+                       const std::string& folder_name = "") {
         std::vector<data::HostTensor> buffers(graph.tensors.size());
         std::vector<float*> out(graph.tensors.size(), nullptr);
         for (size_t i = 0; i < graph.tensors.size(); ++i) {
@@ -169,7 +171,8 @@ struct Training {
             session->read_gradients(out.data());
         else
             session->read_state(out.data());
-        const std::filesystem::path folder = std::filesystem::path(dir) / which;
+        const std::filesystem::path folder =
+            std::filesystem::path(dir) / (folder_name.empty() ? which : folder_name);
         std::filesystem::create_directories(folder);
         for (size_t i = 0; i < graph.tensors.size(); ++i)
             if (out[i])
@@ -272,12 +275,14 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
     }
 }
 
-// A conformance run: `run.iterations` steps, no warm-up; the gradients after step 1 and the
-// state after the last step are written under `tensors_dir`.
+// A conformance run: `run.iterations` steps, no warm-up; the gradients of step 1 (`gradient/`)
+// and of each later step k (`gradient-k/`) and the state after the last step are written under
+// `tensors_dir`.
 void capture_steps(Training& training, results::BackendRun& run, const std::string& tensors_dir) {
     for (int k = 0; k < run.iterations; ++k) {
         training.step(k, true, run);
-        if (k == 0) training.write_tensors(tensors_dir, "gradient");
+        training.write_tensors(tensors_dir, "gradient",
+                               k == 0 ? "gradient" : "gradient-" + std::to_string(k + 1));
     }
     training.write_tensors(tensors_dir, "state");
     training.finish(run);

@@ -1,0 +1,185 @@
+// The conformance check's own regression suite. Known-bad backends (tests/defect_plugins: the
+// reference's kernels, each with one deliberate defect) must be called MISMATCH by `harness check`
+// on the check configs, with the quantity where the defect lives out of bounds and the quantities
+// it cannot touch within them; the defect-free build of the same executor, the reference and
+// every CPU backend that is built must pass the same configs.
+#include "harness_process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+struct Defect {
+    std::string name;  // the plugin is defect_<name>
+    // Each must match (as a prefix) at least one quantity out of bounds.
+    std::vector<std::string> caught_by;
+    // No quantity out of bounds may start with one of these.
+    std::vector<std::string> untouched;
+    // When set, every quantity out of bounds must end with this.
+    std::string only_suffix;
+};
+
+struct CheckConfig {
+    std::string file;  // under configs/
+    std::vector<Defect> defects;
+    friend std::ostream& operator<<(std::ostream& out, const CheckConfig& c) {
+        return out << c.file;
+    }
+};
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The config with the defect plugins appended to its `backends:` list (its last section).
+std::string with_defects(const std::string& config, const std::vector<Defect>& defects) {
+    std::string text = config;
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    std::vector<std::string> names = {"none"};
+    for (const Defect& d : defects) names.push_back(d.name);
+    for (const auto& name : names)
+        text += "  - {name: defect_" + name + ", plugin: defect_" + name + "}\n";
+    return text;
+}
+
+std::vector<std::string> out_of_bounds(const nlohmann::json& backend) {
+    std::vector<std::string> names;
+    for (const auto& d : backend.at("differences"))
+        if (!(d.at("relative").get<double>() <= d.at("tolerance").get<double>()))
+            names.push_back(d.at("quantity").get<std::string>());
+    return names;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? "none" : s;
+}
+
+// "check-tiny.yaml" -> "checktiny": a GoogleTest parameter name.
+std::string test_name(const std::string& file) {
+    std::string name;
+    for (char ch : file.substr(0, file.find('.')))
+        if (std::isalnum(static_cast<unsigned char>(ch))) name += ch;
+    return name;
+}
+
+class KnownBadBackends : public ::testing::TestWithParam<CheckConfig> {};
+
+TEST_P(KnownBadBackends, AreMismatchesNamedByTheirOwnQuantity) {
+    const CheckConfig& c = GetParam();
+    TempDir dir;
+    const std::string config = dir / c.file;
+    std::ofstream(config) << with_defects(
+        read_text(std::string(HB_SOURCE_DIR) + "/configs/" + c.file), c.defects);
+    std::string backends = "defect_none";
+    for (const Defect& d : c.defects) backends += ",defect_" + d.name;
+
+    const auto r = run_harness(
+        "check " + config + " --json --backends " + backends,
+        "cd " + dir.path().string() + " && HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR),
+        harness::testing::Stderr::discarded);
+    const auto j = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    ASSERT_EQ(j.at("baseline_problem"), "") << r.output;
+    ASSERT_EQ(j.at("backends").size(), c.defects.size() + 1) << r.output;
+
+    const auto& control = j["backends"][0];
+    EXPECT_EQ(control.at("verdict"), "PASS")
+        << "the defect-free executor, out of bounds: " << joined(out_of_bounds(control));
+
+    for (size_t i = 0; i < c.defects.size(); ++i) {
+        const Defect& d = c.defects[i];
+        const auto& b = j["backends"][i + 1];
+        ASSERT_EQ(b.at("backend"), "defect_" + d.name);
+        const std::vector<std::string> flagged = out_of_bounds(b);
+        SCOPED_TRACE("defect " + d.name + ", out of bounds: " + joined(flagged));
+        EXPECT_EQ(b.at("verdict"), "MISMATCH");
+        for (const auto& expected : d.caught_by) {
+            bool found = false;
+            for (const auto& q : flagged) found = found || starts_with(q, expected);
+            EXPECT_TRUE(found) << "nothing out of bounds starts with '" << expected << "'";
+        }
+        for (const auto& q : flagged) {
+            for (const auto& spared : d.untouched)
+                EXPECT_FALSE(starts_with(q, spared)) << q << " is out of bounds";
+            if (!d.only_suffix.empty()) {
+                EXPECT_TRUE(q.size() >= d.only_suffix.size() &&
+                            q.compare(q.size() - d.only_suffix.size(), std::string::npos,
+                                      d.only_suffix) == 0)
+                    << q << " is out of bounds";
+            }
+        }
+    }
+}
+
+// A defect of the backward pass leaves the first loss alone; one of the optimizer leaves every
+// step-1 gradient alone too. The last stack's head (stack1.out) is downstream of every value
+// used twice and of every max pool.
+const std::vector<std::string> kForwardIntact = {"loss[1]", "gradient stack1.out."};
+const std::vector<std::string> kStepIntact = {"loss[1]", "gradient "};
+
+INSTANTIATE_TEST_SUITE_P(
+    CheckConfigs, KnownBadBackends,
+    ::testing::Values(
+        CheckConfig{"check-tiny.yaml",
+                    {{"dropped_accumulation", {"gradient pre.conv.weight"}, kForwardIntact, ""},
+                     {"bn_epsilon", {"loss[1]", "gradient "}, {}, ""},
+                     {"biased_running_var", {"state "}, {}, ".running_var"},
+                     {"bias_gradient_before_bn",
+                      {"gradient stack0.out.bias"},
+                      {"loss[1]", "gradient stack0.out.weight", "gradient stack1."},
+                      ""},
+                     {"frozen_tensor", {"update stack0.res.conv2.weight"}, kStepIntact, ""},
+                     {"frozen_tail", {"update stack0.res.conv2.weight"}, kStepIntact, ""},
+                     {"rmsprop_eps", {"update "}, kStepIntact, ""}}},
+        CheckConfig{"check-ties.yaml", {}},
+        CheckConfig{"check-momentum.yaml",
+                    {{"rmsprop_momentum", {"update "}, kStepIntact, ""},
+                     {"rmsprop_weight_decay", {"update "}, kStepIntact, ""},
+                     {"frozen_tensor", {"update stack0.res.conv2.weight"}, kStepIntact, ""}}},
+        CheckConfig{"check-tensorflow.yaml",
+                    {{"rmsprop_variant", {"update "}, kStepIntact, ""},
+                     {"frozen_tensor", {"update stack0.res.conv2.weight"}, kStepIntact, ""}}}),
+    [](const ::testing::TestParamInfo<CheckConfig>& param) { return test_name(param.param.file); });
+
+// Every check config, with every entry whose plugin is built here: a PASS for each, or SKIPPED.
+class CheckConfigs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CheckConfigs, EveryBuiltCpuBackendPasses) {
+    TempDir dir;
+    const auto r = run_harness("check " + std::string(HB_SOURCE_DIR) + "/configs/" + GetParam(),
+                               "cd " + dir.path().string() + " &&");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("MISMATCH"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, CheckConfigs,
+                         ::testing::Values("check-tiny.yaml", "check-ties.yaml",
+                                           "check-momentum.yaml", "check-tensorflow.yaml"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                             return test_name(param.param);
+                         });
+
+}  // namespace
