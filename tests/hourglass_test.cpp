@@ -176,7 +176,8 @@ TEST(Hourglass, SkipConvsOnlyWhereChannelsChange) {
     narrow.features = 128;
     EXPECT_EQ(skips(build_hourglass(narrow)), (std::set<std::string>{"pre.res1.skip"}));
 
-    const auto& skip = build_hourglass(spec_with_stacks(1)).layer("pre.res1.skip");
+    const Graph one = build_hourglass(spec_with_stacks(1));
+    const auto& skip = one.layer("pre.res1.skip");
     EXPECT_EQ(skip.in_channels, 64);
     EXPECT_EQ(skip.out_channels, 128);
     EXPECT_EQ(skip.kernel, 1);
@@ -286,7 +287,8 @@ TEST(Hourglass, BatchnormSettingsFromTheSpec) {
     HourglassSpec spec = spec_with_stacks(1);
     spec.bn_momentum = 0.25f;
     spec.bn_eps = 1e-3f;
-    const auto& bn = build_hourglass(spec).layer("stack0.lin_bn");
+    const Graph graph = build_hourglass(spec);
+    const auto& bn = graph.layer("stack0.lin_bn");
     EXPECT_EQ(bn.momentum, 0.25f);
     EXPECT_EQ(bn.eps, 1e-3f);
 }

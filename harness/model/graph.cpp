@@ -105,7 +105,7 @@ int Graph::index_of_layer(const std::string& name) const {
     return -1;
 }
 
-const Layer& Graph::layer(const std::string& name) const {
+const Layer& Graph::layer(const std::string& name) const& {
     const int i = index_of_layer(name);
     if (i < 0) throw std::out_of_range("no layer named '" + name + "' in the graph");
     return layers[static_cast<size_t>(i)];

@@ -68,9 +68,10 @@ struct Graph {
     int64_t forward_flops_per_image() const;
     // 3 x forward x batch: backward-data and backward-weights each cost about one forward.
     int64_t training_flops_per_step() const;
-    int64_t activation_bytes() const;                   // float32 size of every value, whole batch
-    int index_of_layer(const std::string& name) const;  // -1 when absent
-    const Layer& layer(const std::string& name) const;  // throws std::out_of_range
+    int64_t activation_bytes() const;                    // float32 size of every value, whole batch
+    int index_of_layer(const std::string& name) const;   // -1 when absent
+    const Layer& layer(const std::string& name) const&;  // throws std::out_of_range
+    const Layer& layer(const std::string& name) && = delete;  // would outlive its graph
 };
 
 // Keeps a C view (hb_graph) of a Graph alive; the Graph must outlive it.
