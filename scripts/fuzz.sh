@@ -19,10 +19,12 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
 cmake --build "$build" --target config_fuzz results_fuzz
 mkdir -p "$build/artifacts"
 seed() {  # seed TARGET FILES...: the corpus folder, filled once with copies of the given files
-  local dir="$build/corpus/$1"
+  local dir="$build/corpus/$1" file
   shift
   mkdir -p "$dir"
-  [[ -n $(ls -A "$dir") ]] || cp "$@" "$dir/"
+  if [[ -z $(ls -A "$dir") ]]; then
+    for file in "$@"; do cp "$file" "$dir/${file//\//_}"; done  # results/cpu/x.json: results_cpu_x.json
+  fi
   echo "$dir"
 }
 config_corpus=$(seed config configs/*.yaml tests/data/*.yaml tests/data/configs/*.yaml)
