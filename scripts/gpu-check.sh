@@ -291,7 +291,7 @@ if wants profile; then
   profile_csv="$build/profile.csv"
   rm -f "$profile_csv" "${profile_csv%.csv}.json"
   stage "profile ($profile_backends)" 90 "$harness" run "$run_config" \
-    --backends "$profile_backends" --warmup 2 --iterations 3 --profile-steps 3 \
+    --backends "$profile_backends" --warmup 2 --iterations 3 --profile --profile-steps 3 \
     --output "$profile_csv"
   if [ -s "$profile_csv" ]; then
     attribution=$("$harness" report "$profile_csv" --by kind --by layer 2>>"$log")
