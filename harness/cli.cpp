@@ -88,9 +88,9 @@ int main_cli(int argc, char** argv) {
                       "After the timed steps, run --profile-steps more with every operation "
                       "timed: the JSON sidecar gets each backend's time per operation kind and "
                       "layer (harness report --by)");
-    run_cmd->add_option("--profile-steps", run.profile_steps, "Profiled steps per backend")
-        ->check(count_in(1, 1000))
-        ->capture_default_str();
+    auto* profile_steps = run_cmd->add_option("--profile-steps", run.profile_steps,
+                                              "Profiled steps per backend (implies --profile)");
+    profile_steps->check(count_in(1, 1000))->capture_default_str();
     run_cmd->add_option("--trace", run.trace_dir,
                         "Profile (as --profile) and write each backend's steps as a Chrome "
                         "trace (ui.perfetto.dev, chrome://tracing) in this folder");
@@ -182,7 +182,10 @@ int main_cli(int argc, char** argv) {
         return code == 0 ? kExitOk : kExitUsage;
     }
 
-    if (*run_cmd) return run_command(run);
+    if (*run_cmd) {
+        if (*profile_steps) run.profile = true;
+        return run_command(run);
+    }
     if (*check_cmd) return check_command(check);
     if (*report_cmd) return report_command(report);
     if (*list_cmd) return list_command(list_json);

@@ -130,6 +130,15 @@ TEST(HarnessRunTrace, WritesAValidTracePerProfiledBackendAndTheProfilesToTheSide
         << report.output;
 }
 
+TEST(HarnessRunTrace, ProfileStepsAloneAskForAProfile) {
+    TempDir dir;
+    auto r = run_harness(
+        "run " + kConfig + " --backends good --output " + (dir / "p.csv") + " --profile-steps 2",
+        kFakeEnv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("profile of good: 2 steps"), std::string::npos) << r.output;
+}
+
 TEST(HarnessRunTrace, AFolderThatCannotBeMadeIsRefusedBeforeAnythingRuns) {
     TempDir dir;
     std::ofstream(dir / "file") << "in the way\n";
