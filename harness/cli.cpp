@@ -169,6 +169,13 @@ int main_cli(int argc, char** argv) {
     worker_cmd->add_option("--profile-steps", job.profiling.steps);
     worker_cmd->add_option("--trace", job.profiling.trace_dir);
     worker_cmd->add_option("--perturb-bits", worker_capture.perturb_bits)->needs(capture_opt);
+    worker_cmd->add_option("--unit", job.unit);
+    run::LayerTiming worker_layers;
+    auto* layers_opt = worker_cmd->add_option("--gbench-out", worker_layers.gbench_out);
+    worker_cmd->add_option("--units-out", worker_layers.units_out)->needs(layers_opt);
+    worker_cmd->add_option("--layer-units", worker_layers.units)->needs(layers_opt);
+    worker_cmd->add_option("--layer-repetitions", worker_layers.repetitions)->needs(layers_opt);
+    worker_cmd->add_option("--layer-iterations", worker_layers.iterations)->needs(layers_opt);
 
     std::string describe_file, describe_result;
     auto* describe_cmd = app.add_subcommand("__describe", "")->group("");
@@ -198,6 +205,7 @@ int main_cli(int argc, char** argv) {
         else
             return kExitUsage;  // the parent always names the backend
         if (*capture_opt) job.capture = worker_capture;
+        if (*layers_opt) job.layer_timing = worker_layers;
         return run::worker_main(job);
     }
     if (*describe_cmd) return describe_command(describe_file, describe_result);

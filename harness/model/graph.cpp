@@ -50,9 +50,7 @@ int64_t Graph::parameter_count() const {
     return n;
 }
 
-namespace {
-
-int64_t layer_flops_per_image(const Graph& g, const Layer& l) {
+int64_t forward_flops_per_image(const Graph& g, const Layer& l) {
     const Shape& out = g.values[static_cast<size_t>(l.output)].shape;
     const int64_t out_per_image = elements(out) / out[0];
     switch (l.kind) {
@@ -81,11 +79,9 @@ int64_t layer_flops_per_image(const Graph& g, const Layer& l) {
     return 0;
 }
 
-}  // namespace
-
 int64_t Graph::forward_flops_per_image() const {
     int64_t f = 0;
-    for (const Layer& l : layers) f += layer_flops_per_image(*this, l);
+    for (const Layer& l : layers) f += model::forward_flops_per_image(*this, l);
     return f;
 }
 

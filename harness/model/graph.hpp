@@ -74,6 +74,9 @@ struct Graph {
     const Layer& layer(const std::string& name) && = delete;  // would outlive its graph
 };
 
+// One layer's share of Graph::forward_flops_per_image.
+int64_t forward_flops_per_image(const Graph& graph, const Layer& layer);
+
 // Keeps a C view (hb_graph) of a Graph alive; the Graph must outlive it.
 class AbiGraph {
 public:

@@ -6,12 +6,14 @@
 #include "exit_codes.hpp"
 #include "harness/version.hpp"
 #include "model/hourglass.hpp"
+#include "model/layer_units.hpp"
 #include "results/atomic_file.hpp"
 #include "results/chrome_trace.hpp"
 #include "results/run_json.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
 #include "run/progress.hpp"
+#include "run/training.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,12 +32,6 @@ namespace harness::run {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
-
-double ms_since(clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(clock::now() - start).count();
-}
-
 results::Status status_for(hb_status status) {
     switch (status) {
         case HB_UNAVAILABLE:
@@ -45,12 +41,6 @@ results::Status status_for(hb_status status) {
         default:
             return results::Status::failed;
     }
-}
-
-std::vector<const float*> pointers(const std::vector<data::HostTensor>& tensors) {
-    std::vector<const float*> p;
-    for (const auto& t : tensors) p.push_back(t.data());
-    return p;
 }
 
 // The kind of a device name: "cuda" for "cuda:1", "cpu" for "cpu".
@@ -85,101 +75,6 @@ std::optional<std::pair<results::Status, std::string>> device_problem(const hb_p
                          device_kind(device) +
                          " devices (it offers: " + (offered.empty() ? "none" : offered) + ")"};
 }
-
-void read_manifest(results::BackendRun& run) {
-    auto manifest = nlohmann::json::parse(run.manifest_json, nullptr, false);
-    if (!manifest.is_object()) return;
-    if (manifest.contains("math") && manifest["math"].is_string())
-        run.math_mode = manifest["math"].get<std::string>();
-    if (manifest.contains("threads") && manifest["threads"].is_number_integer())
-        run.threads = manifest["threads"].get<int>();
-}
-
-// Everything a backend trains with: the graph, its C view, the initial state, the batches and
-// the plugin's session, set up in that order (the session's part is timed as setup).
-struct Training {
-    model::Graph graph;
-    model::AbiGraph abi_graph;
-    std::vector<data::HostTensor> state;
-    data::Batches batches;
-    std::unique_ptr<PluginSession> session;
-    int batch_count;
-
-    Training(model::Graph model_graph, const config::RunConfig& config,
-             const config::BackendEntry& entry, const PluginLibrary& library, int perturb_bits,
-             results::BackendRun& run)
-        : graph(std::move(model_graph)),
-          abi_graph(graph),
-          state(data::initial_state(graph, config.seed)),
-          batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
-          batch_count(config.batches) {
-        if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
-        std::vector<hb_option> options;
-        for (const auto& kv : entry.options)
-            options.push_back({kv.first.c_str(), kv.second.c_str()});
-        hb_session_desc desc{};
-        desc.struct_size = sizeof(desc);
-        desc.graph = abi_graph.get();
-        desc.optimizer = &config.optimizer;
-        desc.device = entry.device.c_str();
-        desc.placement = entry.placement;
-        desc.num_options = static_cast<int32_t>(options.size());
-        desc.options = options.data();
-
-        const auto setup_start = clock::now();
-        session = std::make_unique<PluginSession>(library, desc);
-        session->load_state(pointers(state).data());
-        session->set_batches(batch_count, pointers(batches.inputs).data(),
-                             pointers(batches.targets).data());
-        run.setup_ms = ms_since(setup_start);
-    }
-
-    // Step k of the run (counting from 0) on its batch; records time, loss and phases.
-    void step(int k, bool timed, results::BackendRun& run) {
-        const auto start = clock::now();
-        hb_step_result r = session->step(k % batch_count);
-        const double ms = ms_since(start);
-        (timed ? run.samples_ms : run.warmup_ms).push_back(ms);
-        (timed ? run.losses : run.warmup_losses).push_back(r.loss);
-        if (!std::isfinite(r.loss)) run.nonfinite_loss = true;
-        if (timed && r.forward_ms >= 0) {
-            run.forward_ms.push_back(r.forward_ms);
-            run.backward_ms.push_back(r.backward_ms);
-            run.optimizer_ms.push_back(r.optimizer_ms);
-        }
-    }
-
-    void finish(results::BackendRun& run) {
-        run.peak_memory_bytes = session->peak_memory();
-        run.manifest_json = session->manifest();
-        read_manifest(run);
-        run.status = results::Status::ok;
-    }
-
-    // Writes `which` ("gradient" or "state") of every tensor as DIR/<folder>/<name>.npy (folder:
-    // `which` unless given).
-    void write_tensors(const std::string& dir, const std::string& which,
-                       const std::string& folder_name = "") {
-        std::vector<data::HostTensor> buffers(graph.tensors.size());
-        std::vector<float*> out(graph.tensors.size(), nullptr);
-        for (size_t i = 0; i < graph.tensors.size(); ++i) {
-            if (which == "gradient" && !graph.tensors[i].trainable()) continue;
-            buffers[i].resize(static_cast<size_t>(graph.tensors[i].elements()));
-            out[i] = buffers[i].data();
-        }
-        if (which == "gradient")
-            session->read_gradients(out.data());
-        else
-            session->read_state(out.data());
-        const std::filesystem::path folder =
-            std::filesystem::path(dir) / (folder_name.empty() ? which : folder_name);
-        std::filesystem::create_directories(folder);
-        for (size_t i = 0; i < graph.tensors.size(); ++i)
-            if (out[i])
-                data::write_npy((folder / (graph.tensors[i].name + ".npy")).string(),
-                                graph.tensors[i].shape, out[i]);
-    }
-};
 
 // Set by SIGINT or SIGTERM in a timing worker: the harness (or the user) asks it to stop; it does
 // so after the step in progress and keeps the steps it completed.
@@ -252,12 +147,12 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
     try {
         std::vector<results::ProfiledStep> steps;
         training.session->set_profiling(true);
-        const auto origin = clock::now();
+        const auto origin = Clock::now();
         const int first = run.warmup + run.iterations;
         for (int k = 0; k < job.profiling.steps; ++k) {
             results::ProfiledStep& s = steps.emplace_back();
             s.start_ms = ms_since(origin);
-            const auto start = clock::now();
+            const auto start = Clock::now();
             training.session->step((first + k) % training.batch_count);
             s.duration_ms = ms_since(start);
             for (const hb_event& e : training.session->read_events())
@@ -292,6 +187,7 @@ results::BackendRun run_job(const WorkerJob& job) {
     const config::RunConfig config = config::load_config(job.config_path);
     const config::BackendEntry entry = entry_for(config, job);
     model::Graph graph = model::build_hourglass(config.model);
+    if (job.unit >= 0) graph = model::unit_graph(graph, model::layer_units(graph).at(job.unit));
     results::BackendRun run = describe_entry(config, entry, job.overrides, graph);
     if (job.capture) {
         run.warmup = 0;

@@ -59,6 +59,12 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
     if (job.capture)
         argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
                                  std::to_string(job.capture->perturb_bits)});
+    if (job.unit >= 0) argv.insert(argv.end(), {"--unit", std::to_string(job.unit)});
+    if (const auto& t = job.layer_timing)
+        argv.insert(argv.end(), {"--layer-units", t->units, "--layer-repetitions",
+                                 std::to_string(t->repetitions), "--layer-iterations",
+                                 std::to_string(t->iterations), "--gbench-out", t->gbench_out,
+                                 "--units-out", t->units_out});
     return argv;
 }
 

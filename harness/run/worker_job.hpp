@@ -32,13 +32,27 @@ struct Capture {
     int perturb_bits = 0;
 };
 
+// `harness layers` (docs/layers.md): the model's whole step and each of its layer configurations
+// (model/layer_units.hpp) timed by Google Benchmark instead of a timed run.
+struct LayerTiming {
+    std::string units;       // an ECMAScript regex: the configurations whose names it matches
+    int repetitions = 5;     // Google Benchmark's repetitions of each
+    int iterations = 3;      // steps per repetition (after the entry's warm-up steps)
+    std::string gbench_out;  // where Google Benchmark writes its JSON
+    std::string units_out;   // where the worker writes every configuration's samples
+};
+
 struct WorkerJob {
     std::string config_path;
     std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
     StepCounts overrides;
     std::string result_path;
-    std::optional<Capture> capture;  // absent: a timed run
-    Profiling profiling;             // of a timed run
+    std::optional<Capture> capture;           // absent: a timed run
+    Profiling profiling;                      // of a timed run
+    std::optional<LayerTiming> layer_timing;  // instead of a timed run
+    // Non-negative: the graph is layer configuration `unit` of the model alone
+    // (model::unit_graph of model::layer_units), not the model.
+    int unit = -1;
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);

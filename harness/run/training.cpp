@@ -1,0 +1,109 @@
+#include "run/training.hpp"
+
+#include "data/dump.hpp"
+#include "data/perturbation.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+namespace harness::run {
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+namespace {
+
+std::vector<const float*> pointers(const std::vector<data::HostTensor>& tensors) {
+    std::vector<const float*> p;
+    for (const auto& t : tensors) p.push_back(t.data());
+    return p;
+}
+
+void read_manifest(results::BackendRun& run) {
+    auto manifest = nlohmann::json::parse(run.manifest_json, nullptr, false);
+    if (!manifest.is_object()) return;
+    if (manifest.contains("math") && manifest["math"].is_string())
+        run.math_mode = manifest["math"].get<std::string>();
+    if (manifest.contains("threads") && manifest["threads"].is_number_integer())
+        run.threads = manifest["threads"].get<int>();
+}
+
+}  // namespace
+
+Training::Training(model::Graph model_graph, const config::RunConfig& config,
+                   const config::BackendEntry& entry, const PluginLibrary& library,
+                   int perturb_bits, results::BackendRun& run)
+    : graph(std::move(model_graph)),
+      abi_graph(graph),
+      state(data::initial_state(graph, config.seed)),
+      batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
+      batch_count(config.batches) {
+    if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
+    std::vector<hb_option> options;
+    for (const auto& kv : entry.options) options.push_back({kv.first.c_str(), kv.second.c_str()});
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = abi_graph.get();
+    desc.optimizer = &config.optimizer;
+    desc.device = entry.device.c_str();
+    desc.placement = entry.placement;
+    desc.num_options = static_cast<int32_t>(options.size());
+    desc.options = options.data();
+
+    const auto setup_start = Clock::now();
+    session = std::make_unique<PluginSession>(library, desc);
+    session->load_state(pointers(state).data());
+    session->set_batches(batch_count, pointers(batches.inputs).data(),
+                         pointers(batches.targets).data());
+    run.setup_ms = ms_since(setup_start);
+}
+
+void Training::step(int k, bool timed, results::BackendRun& run) {
+    const auto start = Clock::now();
+    hb_step_result r = session->step(k % batch_count);
+    const double ms = ms_since(start);
+    (timed ? run.samples_ms : run.warmup_ms).push_back(ms);
+    (timed ? run.losses : run.warmup_losses).push_back(r.loss);
+    if (!std::isfinite(r.loss)) run.nonfinite_loss = true;
+    if (timed && r.forward_ms >= 0) {
+        run.forward_ms.push_back(r.forward_ms);
+        run.backward_ms.push_back(r.backward_ms);
+        run.optimizer_ms.push_back(r.optimizer_ms);
+    }
+}
+
+void Training::finish(results::BackendRun& run) {
+    run.peak_memory_bytes = session->peak_memory();
+    run.manifest_json = session->manifest();
+    read_manifest(run);
+    run.status = results::Status::ok;
+}
+
+void Training::write_tensors(const std::string& dir, const std::string& which,
+                             const std::string& folder_name) {
+    std::vector<data::HostTensor> buffers(graph.tensors.size());
+    std::vector<float*> out(graph.tensors.size(), nullptr);
+    for (size_t i = 0; i < graph.tensors.size(); ++i) {
+        if (which == "gradient" && !graph.tensors[i].trainable()) continue;
+        buffers[i].resize(static_cast<size_t>(graph.tensors[i].elements()));
+        out[i] = buffers[i].data();
+    }
+    if (which == "gradient")
+        session->read_gradients(out.data());
+    else
+        session->read_state(out.data());
+    const std::filesystem::path folder =
+        std::filesystem::path(dir) / (folder_name.empty() ? which : folder_name);
+    std::filesystem::create_directories(folder);
+    for (size_t i = 0; i < graph.tensors.size(); ++i)
+        if (out[i])
+            data::write_npy((folder / (graph.tensors[i].name + ".npy")).string(),
+                            graph.tensors[i].shape, out[i]);
+}
+
+}  // namespace harness::run

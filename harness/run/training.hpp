@@ -1,0 +1,44 @@
+// What a worker trains with (docs/design.md §6): a graph, its initial state and batches, and the
+// plugin's session made from them.
+#pragma once
+
+#include "config/config.hpp"
+#include "data/initial_state.hpp"
+#include "model/graph.hpp"
+#include "results/record.hpp"
+#include "run/plugin_library.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace harness::run {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start);
+
+// The graph, its C view, the initial state, the batches and the plugin's session, set up in that
+// order (the session's part is timed as `run.setup_ms`).
+struct Training {
+    model::Graph graph;
+    model::AbiGraph abi_graph;
+    std::vector<data::HostTensor> state;
+    data::Batches batches;
+    std::unique_ptr<PluginSession> session;
+    int batch_count;
+
+    // `perturb_bits` > 0: from weights one ulp of that format away (data/perturbation.hpp).
+    Training(model::Graph graph, const config::RunConfig& config, const config::BackendEntry& entry,
+             const PluginLibrary& library, int perturb_bits, results::BackendRun& run);
+
+    // Step k of the run (counting from 0) on its batch; records time, loss and phases.
+    void step(int k, bool timed, results::BackendRun& run);
+    // The session's peak memory and manifest into `run`, whose status becomes ok.
+    void finish(results::BackendRun& run);
+    // Writes `which` ("gradient" or "state") of every tensor as DIR/<folder>/<name>.npy (folder:
+    // `which` unless given).
+    void write_tensors(const std::string& dir, const std::string& which,
+                       const std::string& folder_name = "");
+};
+
+}  // namespace harness::run
