@@ -36,7 +36,7 @@ CLI::Validator count_in(int lo, int hi) {
         "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
-const std::vector<std::string> kCommands{"run", "check", "report", "list", "info"};
+const std::vector<std::string> kCommands{"run", "check", "layers", "report", "list", "info"};
 
 // The first argument that is not an option names the command; one that names none is refused
 // by name (CLI11 would only say that a command is required, or that the word was not expected).
@@ -139,6 +139,33 @@ int main_cli(int argc, char** argv) {
                      "ten layers whose times differ most between backends (layer)")
         ->check(CLI::IsMember({"kind", "layer"}));
 
+    LayersArgs layers;
+    auto* layers_cmd = app.add_subcommand(
+        "layers",
+        "Time every layer configuration of a config's model alone, with Google Benchmark, "
+        "against the whole step");
+    layers_cmd->add_option("config", layers.config, "Run config (YAML)")->required();
+    layers_cmd->add_option("--backends", layers.backends,
+                           "Comma-separated backend names from the config (default: all); the "
+                           "first is the one the others are compared with");
+    layers_cmd->add_option("--filter", layers.filter,
+                           "Only the configurations whose names match this regular expression "
+                           "(then no sum of the parts)");
+    layers_cmd->add_option("--json", layers.json,
+                           "Also write Google Benchmark's JSON (for its compare.py) here");
+    layers_cmd->add_option("--output", layers.output,
+                           "The table as CSV (default: runs/<config>-layers-<UTC time>.csv)");
+    layers_cmd->add_option("--repetitions", layers.repetitions, "Repetitions of each benchmark")
+        ->check(count_in(1, 1000))
+        ->capture_default_str();
+    layers_cmd->add_option("--iterations", layers.iterations, "Timed steps per repetition")
+        ->check(count_in(1, 100000))
+        ->capture_default_str();
+    layers_cmd
+        ->add_option("--warmup", layers.warmup,
+                     "Untimed steps before each benchmark (default: the entry's)")
+        ->check(count_in(0, 100000));
+
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");
     list_cmd->add_flag("--json", list_json, "Machine-readable output");
@@ -195,6 +222,7 @@ int main_cli(int argc, char** argv) {
     }
     if (*check_cmd) return check_command(check);
     if (*report_cmd) return report_command(report);
+    if (*layers_cmd) return layers_command(layers);
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);
     if (*worker_cmd) {

@@ -36,11 +36,23 @@ struct ReportArgs {
     std::string baseline;  // backend name the others are compared with; empty = none
     std::string output;    // Markdown file; empty = stdout
     double attainable_gflops = 0;
-    std::string charts;    // folder for gnuplot charts; empty = none
-    bool explain = false;  // also what each entry's one change from its base costs
+    std::string charts;           // folder for gnuplot charts; empty = none
+    bool explain = false;         // also what each entry's one change from its base costs
     std::vector<std::string> by;  // "kind", "layer": where the profiled steps go
 };
 int report_command(const ReportArgs& args);
+
+struct LayersArgs {
+    std::string config;
+    std::optional<std::string> backends;  // as in RunArgs
+    std::string filter;                   // ECMAScript regex over configuration names; "" = all
+    std::string json;                     // Google Benchmark JSON here; "" = none
+    std::string output;                   // the table as CSV; "" = runs/<config>-layers-<time>.csv
+    int repetitions = 5;                  // Google Benchmark repetitions of each benchmark
+    int iterations = 3;                   // steps per repetition
+    int warmup = -1;                      // untimed steps per session; negative = the config's
+};
+int layers_command(const LayersArgs& args);
 
 int list_command(bool json);
 

@@ -4,6 +4,7 @@
 #include "check/check_record.hpp"
 #include "check/loss_agreement.hpp"
 #include "data/dump.hpp"
+#include "destinations.hpp"
 #include "model/hourglass.hpp"
 #include "results/csv_reporter.hpp"
 #include "results/json_reporter.hpp"
@@ -32,69 +33,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string default_output(const config::RunConfig& config) {
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    return "runs/" + config.name + "-" + stamp + ".csv";
-}
-
 std::string sidecar_of(const std::string& csv) {
     fs::path p(csv);
     p.replace_extension(".json");
     return p.string();
-}
-
-// A folder that `harness run` will write in, checked before anything runs or is created: an
-// existing folder must take a new file (a probe file is made and removed at once: permissions
-// alone do not tell, /proc is writable for root), a missing one must be creatable from its nearest
-// existing parent. Throws a UsageError naming the option and the path.
-void check_folder(const std::string& option, const fs::path& dir) {
-    std::error_code ec;
-    fs::path existing = dir;
-    while (!existing.empty() && !fs::exists(existing, ec)) {
-        const fs::path parent = existing.parent_path();
-        if (parent == existing) break;
-        existing = parent;
-    }
-    if (existing.empty()) existing = ".";
-    if (!fs::is_directory(existing, ec))
-        throw UsageError(option + ": cannot create folder " + dir.string() + ": " +
-                         existing.string() + " is not a folder");
-    std::string probe = (existing / ".harness-probe-XXXXXX").string();
-    if (::mkdtemp(probe.data()) == nullptr)
-        throw UsageError(option + ": cannot write in " + existing.string() + ": " +
-                         std::strerror(errno));
-    fs::remove(probe, ec);
-}
-
-// The folder of a file that `harness run` will write: `path` must name a file, not a folder.
-void check_file(const std::string& option, const std::string& path) {
-    std::error_code ec;
-    if (fs::path(path).filename().empty() || fs::is_directory(path, ec))
-        throw UsageError(option + ": " + path + " is a folder; give a file name, such as " +
-                         (fs::path(path) / "results.csv").string());
-    const fs::path dir = fs::path(path).parent_path();
-    check_folder(option, dir.empty() ? fs::path(".") : dir);
-}
-
-// A folder option (--dump, --trace): an existing path must be a folder.
-void check_dir(const std::string& option, const std::string& dir) {
-    std::error_code ec;
-    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-        throw UsageError(option + ": " + dir + " is a file, not a folder");
-    check_folder(option, dir);
-}
-
-void create_folder(const std::string& option, const fs::path& dir) {
-    if (dir.empty()) return;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir))
-        throw UsageError(option + ": cannot create folder " + dir.string() + ": " +
-                         (ec ? ec.message() : "a file is in the way"));
 }
 
 // Marks each finished row with the verdict of the last `harness check` of this config in the
@@ -223,22 +165,8 @@ int run_command(const RunArgs& args) {
             disagreed = true;
         }
 
-    if (outcome.interrupted) return kExitInterrupted;
-    for (const auto& r : outcome.runs)
-        if (run::is_failure(r.status)) return kExitBackendFailed;
-    if (disagreed) return kExitBackendFailed;
-    // Every backend skipped (no plugin built, no device here): nothing was measured, which must
-    // not look like a success.
-    bool ran = false;
-    for (const auto& r : outcome.runs) ran = ran || r.status != results::Status::skipped;
-    if (!ran) {
-        std::fprintf(stderr,
-                     "harness run: no backend ran: each of the %zu selected was skipped (the "
-                     "reasons are above)\n",
-                     outcome.runs.size());
-        return kExitNothingRan;
-    }
-    return kExitOk;
+    if (disagreed && !outcome.interrupted) return kExitBackendFailed;
+    return run::exit_code_of(outcome, "harness run");
 }
 
 }  // namespace harness

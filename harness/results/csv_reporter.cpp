@@ -1,5 +1,7 @@
 #include "results/csv_reporter.hpp"
 
+#include "results/csv_line.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -14,15 +16,6 @@ using Row = std::vector<std::string>;
 bool has_timings(const BackendRun& r) {
     return r.status == Status::ok || r.status == Status::mismatch ||
            (r.status == Status::interrupted && !r.samples_ms.empty());
-}
-
-std::string join_pairs(const std::map<std::string, std::string>& kv) {
-    std::string out;
-    for (const auto& [k, v] : kv) {
-        if (!out.empty()) out += ';';
-        out += k + '=' + v;
-    }
-    return out;
 }
 
 std::string nonzero(int64_t v) {
@@ -119,24 +112,6 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     return row;
 }
 
-std::string quote(const std::string& field) {
-    if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-    std::string out = "\"";
-    for (char c : field) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    return out + '"';
-}
-
-void append_line(std::string& out, const Row& fields) {
-    for (size_t i = 0; i < fields.size(); ++i) {
-        if (i > 0) out += ',';
-        out += quote(fields[i]);
-    }
-    out += '\n';
-}
-
 }  // namespace
 
 std::vector<std::string> csv_columns() {
@@ -157,8 +132,8 @@ std::vector<std::string> csv_columns() {
 std::string CsvReporter::contents(const Provenance& provenance,
                                   const std::vector<BackendRun>& runs) const {
     std::string text;
-    append_line(text, csv_columns());
-    for (const BackendRun& run : runs) append_line(text, make_row(provenance, run));
+    append_csv_line(text, csv_columns());
+    for (const BackendRun& run : runs) append_csv_line(text, make_row(provenance, run));
     return text;
 }
 

@@ -1,5 +1,6 @@
 #include "run/runner.hpp"
 
+#include "exit_codes.hpp"
 #include "results/reporter.hpp"
 #include "run/child_process.hpp"
 #include "run/provenance.hpp"
@@ -25,6 +26,7 @@ results::BackendRun run_one(const config::RunConfig& config, const RunRequest& r
     job.overrides = request.overrides;
     job.profiling = request.profiling;
     job.result_path = (scratch / fmt::format("worker-{}.json", index)).string();
+    if (request.adjust_job) request.adjust_job(job);
     return launch_worker(config, job,
                          timeout_of(config, config.backends.at(static_cast<size_t>(index))));
 }
@@ -39,6 +41,22 @@ bool is_failure(results::Status status) {
         default:
             return true;
     }
+}
+
+int exit_code_of(const RunOutcome& outcome, const std::string& command) {
+    if (outcome.interrupted) return kExitInterrupted;
+    for (const auto& r : outcome.runs)
+        if (is_failure(r.status)) return kExitBackendFailed;
+    // Every backend skipped (no plugin built, no device here): nothing was measured, which must
+    // not look like a success.
+    bool ran = false;
+    for (const auto& r : outcome.runs) ran = ran || r.status != results::Status::skipped;
+    if (ran) return kExitOk;
+    std::fprintf(stderr,
+                 "%s: no backend ran: each of the %zu selected was skipped (the reasons are "
+                 "above)\n",
+                 command.c_str(), outcome.runs.size());
+    return kExitNothingRan;
 }
 
 RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request,

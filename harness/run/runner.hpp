@@ -27,6 +27,8 @@ struct RunRequest {
     // Called with every run so far after each one finished, before they are reported: for what
     // depends on several runs (whether their losses agree).
     std::function<void(std::vector<results::BackendRun>&)> on_runs;
+    // Called with each worker's job before it is launched: for a job that is not a timed run.
+    std::function<void(WorkerJob&)> adjust_job;
 };
 
 struct RunOutcome {
@@ -41,5 +43,9 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
 
 // True for the statuses that make `harness run` exit with 1.
 bool is_failure(results::Status status);
+
+// The exit code of a command that ran backends (exit_codes.hpp): interrupted, a backend failed,
+// nothing ran at all (said on stderr, after `command`), or ok.
+int exit_code_of(const RunOutcome& outcome, const std::string& command);
 
 }  // namespace harness::run

@@ -10,6 +10,7 @@
 #include "results/atomic_file.hpp"
 #include "results/chrome_trace.hpp"
 #include "results/run_json.hpp"
+#include "run/layer_timing.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
 #include "run/progress.hpp"
@@ -183,6 +184,19 @@ void capture_steps(Training& training, results::BackendRun& run, const std::stri
     training.finish(run);
 }
 
+// `harness layers`: the whole step in `run`, every configuration's samples in the job's file.
+void time_layer_units(const model::Graph& graph, const config::RunConfig& config,
+                      const config::BackendEntry& entry, const PluginLibrary& library,
+                      const LayerTiming& timing, results::BackendRun& run) {
+    const auto units =
+        time_layers(graph, config, entry, library, timing, run, [] { return g_stop != 0; });
+    results::write_file_atomically(timing.units_out, results::json_text(results::to_json(units)));
+    if (g_stop != 0) {
+        run.status = results::Status::interrupted;
+        run.message = "interrupted (partial: the figures are from the steps completed)";
+    }
+}
+
 results::BackendRun run_job(const WorkerJob& job) {
     const config::RunConfig config = config::load_config(job.config_path);
     const config::BackendEntry entry = entry_for(config, job);
@@ -211,6 +225,10 @@ results::BackendRun run_job(const WorkerJob& job) {
             run.libraries[info.libraries[i].name] = info.libraries[i].version;
         if (auto problem = device_problem(info, entry.device)) {
             std::tie(run.status, run.message) = *problem;
+            return run;
+        }
+        if (job.layer_timing) {
+            time_layer_units(graph, config, entry, library, *job.layer_timing, run);
             return run;
         }
         Training training(std::move(graph), config, entry, library,

@@ -1,0 +1,76 @@
+#include "destinations.hpp"
+
+#include "backend_selection.hpp"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+std::string default_output(const config::RunConfig& config, const std::string& suffix) {
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    return "runs/" + config.name + suffix + "-" + stamp + ".csv";
+}
+
+namespace {
+
+// A folder that a command will write in, checked before anything runs or is created: an
+// existing folder must take a new file (a probe file is made and removed at once: permissions
+// alone do not tell, /proc is writable for root), a missing one must be creatable from its nearest
+// existing parent. Throws a UsageError naming the option and the path.
+void check_folder(const std::string& option, const fs::path& dir) {
+    std::error_code ec;
+    fs::path existing = dir;
+    while (!existing.empty() && !fs::exists(existing, ec)) {
+        const fs::path parent = existing.parent_path();
+        if (parent == existing) break;
+        existing = parent;
+    }
+    if (existing.empty()) existing = ".";
+    if (!fs::is_directory(existing, ec))
+        throw UsageError(option + ": cannot create folder " + dir.string() + ": " +
+                         existing.string() + " is not a folder");
+    std::string probe = (existing / ".harness-probe-XXXXXX").string();
+    if (::mkdtemp(probe.data()) == nullptr)
+        throw UsageError(option + ": cannot write in " + existing.string() + ": " +
+                         std::strerror(errno));
+    fs::remove(probe, ec);
+}
+
+}  // namespace
+
+void check_file(const std::string& option, const std::string& path) {
+    std::error_code ec;
+    if (fs::path(path).filename().empty() || fs::is_directory(path, ec))
+        throw UsageError(option + ": " + path + " is a folder; give a file name, such as " +
+                         (fs::path(path) / "results.csv").string());
+    const fs::path dir = fs::path(path).parent_path();
+    check_folder(option, dir.empty() ? fs::path(".") : dir);
+}
+
+void check_dir(const std::string& option, const std::string& dir) {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw UsageError(option + ": " + dir + " is a file, not a folder");
+    check_folder(option, dir);
+}
+
+void create_folder(const std::string& option, const fs::path& dir) {
+    if (dir.empty()) return;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+        throw UsageError(option + ": cannot create folder " + dir.string() + ": " +
+                         (ec ? ec.message() : "a file is in the way"));
+}
+
+}  // namespace harness

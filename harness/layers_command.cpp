@@ -1,0 +1,182 @@
+#include "commands.hpp"
+
+#include "backend_selection.hpp"
+#include "destinations.hpp"
+#include "model/hourglass.hpp"
+#include "model/layer_units.hpp"
+#include "results/atomic_file.hpp"
+#include "results/gbench_json.hpp"
+#include "results/layer_table.hpp"
+#include "results/output_lock.hpp"
+#include "results/reporter.hpp"
+#include "results/run_json.hpp"
+#include "run/runner.hpp"
+#include "run/scratch_dir.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <regex>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What every worker measured so far, in run order.
+struct Collected {
+    std::vector<results::BackendLayers> backends;
+    std::vector<std::pair<std::string, nlohmann::json>> gbench;
+    int configurations_in_model = 0;
+    std::string config_name;
+    results::LayerTable table() const {
+        return results::make_layer_table(config_name, backends, configurations_in_model);
+    }
+};
+
+// A worker's file, absent when the worker wrote none (it crashed, or ran nothing).
+std::optional<std::string> read_text(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class LayerCsvReporter final : public results::FileReporter {
+public:
+    LayerCsvReporter(std::string path, const Collected& collected)
+        : FileReporter(std::move(path)), collected_(collected) {}
+
+private:
+    std::string contents(const results::Provenance& provenance,
+                         const std::vector<results::BackendRun>&) const override {
+        return results::layer_csv(provenance, collected_.backends, collected_.table());
+    }
+    const Collected& collected_;
+};
+
+class GbenchJsonReporter final : public results::FileReporter {
+public:
+    GbenchJsonReporter(std::string path, const Collected& collected)
+        : FileReporter(std::move(path)), collected_(collected) {}
+
+private:
+    std::string contents(const results::Provenance&,
+                         const std::vector<results::BackendRun>&) const override {
+        return results::merge_gbench(collected_.gbench).dump(2) + "\n";
+    }
+    const Collected& collected_;
+};
+
+// The backends in the order --backends names them: the first is the one the others are compared
+// with.
+void order_as_named(std::vector<int>& entries, const config::RunConfig& config,
+                    const std::optional<std::string>& names) {
+    if (!names) return;
+    auto position = [&](int entry) {
+        return (',' + *names + ',')
+            .find(',' + config.backends[static_cast<size_t>(entry)].name + ',');
+    };
+    std::stable_sort(entries.begin(), entries.end(),
+                     [&](int a, int b) { return position(a) < position(b); });
+}
+
+}  // namespace
+
+int layers_command(const LayersArgs& args) {
+    config::RunConfig config;
+    run::RunRequest request;
+    std::string csv_path;
+    std::optional<results::OutputLock> lock;
+    Collected collected;
+    std::regex pattern;
+    try {
+        config = config::load_config(args.config);
+        request.config_path = args.config;
+        request.entries = select_entries(config, args.backends);
+        order_as_named(request.entries, config, args.backends);
+        request.overrides = {args.warmup, -1};
+        try {
+            pattern = std::regex(args.filter, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+            throw UsageError("--filter: '" + args.filter +
+                             "' is not a regular expression: " + e.what());
+        }
+        const auto units = model::layer_units(model::build_hourglass(config.model));
+        collected.configurations_in_model = static_cast<int>(units.size());
+        collected.config_name = config.name;
+        size_t matched = 0;
+        for (const auto& u : units) matched += std::regex_search(u.name, pattern) ? 1 : 0;
+        if (matched == 0) {
+            std::string names;
+            for (const auto& u : units) names += "\n  " + u.name;
+            throw UsageError("--filter: '" + args.filter + "' matches none of " + config.name +
+                             "'s layer configurations:" + names);
+        }
+        csv_path = args.output.empty() ? default_output(config, "-layers") : args.output;
+        check_file("--output", csv_path);
+        if (!args.json.empty()) check_file("--json", args.json);
+        create_folder("--output", fs::path(csv_path).parent_path());
+        if (!args.json.empty()) create_folder("--json", fs::path(args.json).parent_path());
+        lock.emplace(csv_path);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness layers: %s\n", e.what());
+        return kExitUsage;
+    }
+
+    run::ScratchDir scratch("harness-layers");
+    auto gbench_path = [&](int entry) {
+        return scratch.path() / fmt::format("gbench-{}.json", entry);
+    };
+    auto units_path = [&](int entry) {
+        return scratch.path() / fmt::format("units-{}.json", entry);
+    };
+    request.adjust_job = [&](run::WorkerJob& job) {
+        const int entry = std::get<int>(job.backend);
+        job.layer_timing =
+            run::LayerTiming{args.filter, args.repetitions, args.iterations,
+                             gbench_path(entry).string(), units_path(entry).string()};
+    };
+    size_t finished = 0;
+    request.on_finished = [&](results::BackendRun& run) {
+        const int entry = request.entries.at(finished++);
+        results::BackendLayers& b = collected.backends.emplace_back();
+        b.whole = run;
+        try {
+            if (auto units = read_text(units_path(entry)))
+                b.units = results::units_from_json(nlohmann::json::parse(*units));
+            if (auto doc = read_text(gbench_path(entry)))
+                collected.gbench.emplace_back(run.backend, results::parse_gbench(*doc));
+        } catch (const std::exception& e) {
+            run.message += (run.message.empty() ? "" : "; ") +
+                           std::string("its worker's files cannot be read: ") + e.what();
+            b.whole.message = run.message;
+        }
+    };
+
+    results::Reporters reporters;
+    reporters.add(std::make_unique<LayerCsvReporter>(csv_path, collected));
+    if (!args.json.empty())
+        reporters.add(std::make_unique<GbenchJsonReporter>(args.json, collected));
+    run::RunOutcome outcome;
+    try {
+        outcome = run::run_backends(config, request, reporters);
+    } catch (const results::OutputError& e) {
+        std::fprintf(stderr, "harness layers: %s\n", e.what());
+        return kExitOutputFailed;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness layers: %s\n", e.what());
+        return kExitBackendFailed;
+    }
+    std::cout << results::format_layer_table(collected.table()) << std::flush;
+    std::fprintf(stderr, "results: %s%s\n", csv_path.c_str(),
+                 args.json.empty() ? "" : (" (Google Benchmark JSON: " + args.json + ")").c_str());
+    return run::exit_code_of(outcome, "harness layers");
+}
+
+}  // namespace harness
