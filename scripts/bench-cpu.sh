@@ -52,6 +52,10 @@ report_cell() {
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# "met (TEXT)" when VALUE >= TARGET, else "NOT met (TEXT)": meets VALUE TARGET TEXT
+meets() { awk -v v="$1" -v t="$2" -v text="$3" 'BEGIN { print (v >= t ? "met" : "NOT met") " (target: " text ")" }'; }
+# Whether a ratio is within a fraction of 1: within RATIO FRACTION TEXT
+within() { awk -v r="$1" -v f="$2" -v text="$3" 'BEGIN { d = r - 1; if (d < 0) d = -d; print (d <= f ? "met" : "NOT met") " (target: " text ")" }'; }
 # The median of column COLUMN (1-based, counted as in the summary's table) over the rows.
 column_median() { printf '%s\n' "${rows[@]}" | awk -F'|' -v c="$1" '{ v = $(c + 1); gsub(/[ x%]/, "", v); print v }' | median; }
 
@@ -94,7 +98,7 @@ for round in $(seq 1 "$rounds"); do
   l8=$(report_cell "$large" onednn 7) d8=$(report_cell "$large" onednn-debian 7)
   o2=$(report_cell "$small" onednn 7) d2=$(report_cell "$small" onednn-debian 7)
   t2=$(report_cell "$small" libtorch-cpu 7) u2=$(report_cell "$small" libtorch-cpu-debian 7)
-  rows+=("| $round | $peak | $l8 | $(report_cell "$large" onednn 14)% | $d8 | $(ratio "$d8" "$l8")x | $o2 | $d2 | $(ratio "$d2" "$o2")x | $t2 | $u2 | $(ratio "$u2" "$t2")x | $(ratio "$t2" "$o2")x | ${peers[0]} | ${peers[1]} | $(ratio "$t2" "${peers[0]}")x | $(ratio "${peers[1]}" "${peers[0]}")x |")
+  rows+=("| $round | $peak | $l8 | $(report_cell "$large" onednn 14)% | $d8 | $(ratio "$d8" "$l8")x | $o2 | $d2 | $(ratio "$d2" "$o2")x | $t2 | $u2 | $(ratio "$u2" "$t2")x | $(ratio "$t2" "$o2")x | ${peers[0]} | ${peers[1]} | $(ratio "$t2" "${peers[0]}")x | $(ratio "${peers[1]}" "${peers[0]}")x | $(ratio "${peers[0]}" "$o2")x |")
 done
 {
   echo "what,round,threads,gflops,cpu,command"
@@ -113,8 +117,14 @@ torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/nul
   echo "- hourglass2, \`libtorch-cpu\` / \`onednn\`: **$(column_median 13)x**"
   echo "- PyTorch $torch_version itself (hourglass2): \`libtorch-cpu\` / eager PyTorch **$(column_median 16)x**; torch.compile / eager **$(column_median 17)x**"
   echo
-  echo "| round | attainable GFLOP/s | hg8 onednn ms | of attainable | hg8 onednn-debian ms | debian / onednn | hg2 onednn ms | onednn-debian ms | debian / onednn | libtorch-cpu ms | libtorch-cpu-debian ms | debian / libtorch | libtorch / onednn | PyTorch eager ms | torch.compile ms | libtorch / eager | compile / eager |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "Targets (docs/layers.md, \"The CPU targets\"), medians over the rounds:"
+  echo
+  echo "- eager PyTorch / \`onednn\` on hourglass2: **$(column_median 18)x**, $(meets "$(column_median 18)" 1.5 "at least 1.5x")"
+  echo "- \`onednn\` on hourglass8: **$(column_median 4)%** of the attainable rate, $(meets "$(column_median 4)" 80 "at least 80%")"
+  echo "- \`libtorch-cpu\` / eager PyTorch: **$(column_median 16)x**, $(within "$(column_median 16)" 0.05 "within 5%: the LibTorch baseline is as fast as PyTorch used as its users use it")"
+  echo
+  echo "| round | attainable GFLOP/s | hg8 onednn ms | of attainable | hg8 onednn-debian ms | debian / onednn | hg2 onednn ms | onednn-debian ms | debian / onednn | libtorch-cpu ms | libtorch-cpu-debian ms | debian / libtorch | libtorch / onednn | PyTorch eager ms | torch.compile ms | libtorch / eager | compile / eager | eager / onednn |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Attainable rate: \`$build/onednn_peak conv $threads\`. Per-round CSVs and JSON sidecars beside"

@@ -71,33 +71,11 @@ Row timing_fields(const BackendRun& r) {
 
 Row make_row(const Provenance& p, const BackendRun& r) {
     const bool stepped = !r.warmup_losses.empty() || !r.losses.empty();
-    Row row{std::to_string(kSchemaVersion),
-            p.utc_time,
-            p.harness_version,
-            p.git_commit,
-            p.config_name,
-            p.config_sha256,
-            p.host,
-            p.cpu_model,
-            p.gpu_name,
-            p.gpu_driver,
-            r.backend,
-            r.plugin,
-            r.plugin_version,
-            r.device,
-            join_pairs(r.options),
-            join_pairs(r.libraries),
-            nonzero(r.threads),
-            r.math_mode,
-            r.placement.empty() ? p.placement : r.placement,
-            std::to_string(p.seed),
-            std::to_string(r.batch),
-            to_string(r.status),
-            r.message,
-            r.check,
-            boolean(r.nonfinite_loss),
-            std::to_string(r.warmup),
-            std::to_string(r.iterations)};
+    Row row = identity_fields(p, r);
+    row.insert(row.end(),
+               {r.placement.empty() ? p.placement : r.placement, std::to_string(p.seed),
+                std::to_string(r.batch), to_string(r.status), r.message, r.check,
+                boolean(r.nonfinite_loss), std::to_string(r.warmup), std::to_string(r.iterations)});
     const Row timings = timing_fields(r);
     row.insert(row.end(), timings.begin(), timings.end());
     row.push_back(
@@ -114,19 +92,49 @@ Row make_row(const Provenance& p, const BackendRun& r) {
 
 }  // namespace
 
-std::vector<std::string> csv_columns() {
+std::vector<std::string> identity_columns() {
     // clang-format off
     return {"schema_version", "utc_time",    "harness_version", "git_commit",     "config_name",
             "config_sha256",  "host",        "cpu_model",       "gpu_name",       "gpu_driver",
             "backend",        "plugin",      "plugin_version",  "device",         "options",
-            "libraries",      "threads",     "math_mode",       "placement",      "seed",
+            "libraries",      "threads",     "math_mode"};
+    // clang-format on
+}
+
+std::vector<std::string> identity_fields(const Provenance& p, const BackendRun& r) {
+    return {std::to_string(kSchemaVersion),
+            p.utc_time,
+            p.harness_version,
+            p.git_commit,
+            p.config_name,
+            p.config_sha256,
+            p.host,
+            p.cpu_model,
+            p.gpu_name,
+            p.gpu_driver,
+            r.backend,
+            r.plugin,
+            r.plugin_version,
+            r.device,
+            join_pairs(r.options),
+            join_pairs(r.libraries),
+            nonzero(r.threads),
+            r.math_mode};
+}
+
+std::vector<std::string> csv_columns() {
+    std::vector<std::string> columns = identity_columns();
+    // clang-format off
+    columns.insert(columns.end(), {
+            "placement",      "seed",
             "batch",          "status",      "message",         "check",          "nonfinite_loss",
             "warmup",         "iterations",  "setup_ms",        "median_ms",      "mean_ms",
             "stddev_ms",      "min_ms",      "max_ms",          "p10_ms",         "p90_ms",
             "iqr_ms",         "cv",          "noisy",           "images_per_s",   "gflops",
             "forward_ms",     "backward_ms", "optimizer_ms",    "peak_memory_mb", "flops_per_step",
-            "first_loss",     "last_loss",   "environment_warnings", "loss_agreement"};
+            "first_loss",     "last_loss",   "environment_warnings", "loss_agreement"});
     // clang-format on
+    return columns;
 }
 
 std::string CsvReporter::contents(const Provenance& provenance,

@@ -11,6 +11,11 @@ namespace harness::results {
 // The CSV's columns, in order.
 std::vector<std::string> csv_columns();
 
+// The columns every results CSV starts with, `schema_version` .. `math_mode`: the invocation's
+// provenance and the backend's identity; and a run's fields in them.
+std::vector<std::string> identity_columns();
+std::vector<std::string> identity_fields(const Provenance& provenance, const BackendRun& run);
+
 // Rewritten whole after every run (FileReporter).
 class CsvReporter final : public FileReporter {
 public:

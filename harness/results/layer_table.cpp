@@ -1,6 +1,7 @@
 #include "results/layer_table.hpp"
 
 #include "results/csv_line.hpp"
+#include "results/csv_reporter.hpp"
 #include "results/stats.hpp"
 
 #include <fmt/format.h>
@@ -159,15 +160,12 @@ std::string format_layer_table(const LayerTable& t) {
 }
 
 std::vector<std::string> layer_csv_columns() {
-    // clang-format off
-    return {"schema_version", "utc_time",   "harness_version", "git_commit",  "config_name",
-            "config_sha256",  "host",       "cpu_model",       "gpu_name",    "backend",
-            "plugin",         "plugin_version", "device",      "options",     "libraries",
-            "threads",        "math_mode",  "status",          "message",     "row",
-            "configuration",  "kind",       "count",           "timed_by",    "samples",
-            "median_ms",      "forward_ms", "backward_ms",     "gflops",      "share_of_step",
-            "ratio",          "ratio_lo",   "ratio_hi",        "training_flops"};
-    // clang-format on
+    std::vector<std::string> columns = identity_columns();
+    columns.insert(columns.end(),
+                   {"status", "message", "row", "configuration", "kind", "count", "timed_by",
+                    "samples", "median_ms", "forward_ms", "backward_ms", "gflops", "share_of_step",
+                    "ratio", "ratio_lo", "ratio_hi", "training_flops"});
+    return columns;
 }
 
 std::string layer_csv(const Provenance& p, const std::vector<BackendLayers>& backends,

@@ -93,9 +93,12 @@ json profile_json(const Profile& p) {
     json kinds = json::object(), layers = json::object();
     for (const auto& [kind, ms] : p.kinds_ms) kinds[kind] = number(ms);
     for (const auto& [layer, ms] : p.layers_ms) layers[layer] = number(ms);
-    return {{"steps", p.steps},          {"step_ms", number(p.step_ms)},
-            {"kinds_ms", kinds},         {"layers_ms", layers},
-            {"unaccounted_ms", number(p.unaccounted_ms())}, {"error", p.error}};
+    return {{"steps", p.steps},
+            {"step_ms", number(p.step_ms)},
+            {"kinds_ms", kinds},
+            {"layers_ms", layers},
+            {"unaccounted_ms", number(p.unaccounted_ms())},
+            {"error", p.error}};
 }
 
 Profile profile_from(const json& j) {
@@ -112,37 +115,37 @@ Profile profile_from(const json& j) {
 
 json to_json(const BackendRun& r) {
     json j = {{"backend", r.backend},
-            {"plugin", r.plugin},
-            {"plugin_version", r.plugin_version},
-            {"device", r.device},
-            {"placement", r.placement},
-            {"options", r.options},
-            {"libraries", r.libraries},
-            {"math_mode", r.math_mode},
-            {"threads", r.threads},
-            {"check", r.check},
-            {"status", to_string(r.status)},
-            {"message", r.message},
-            {"nonfinite_loss", r.nonfinite_loss},
-            {"warmup", r.warmup},
-            {"iterations", r.iterations},
-            {"batch", r.batch},
-            {"flops_per_step", r.flops_per_step},
-            {"setup_ms", number(r.setup_ms)},
-            {"warmup_ms", numbers(r.warmup_ms)},
-            {"samples_ms", numbers(r.samples_ms)},
-            {"warmup_losses", numbers(r.warmup_losses)},
-            {"losses", numbers(r.losses)},
-            {"forward_ms", numbers(r.forward_ms)},
-            {"backward_ms", numbers(r.backward_ms)},
-            {"optimizer_ms", numbers(r.optimizer_ms)},
-            {"peak_memory_bytes", r.peak_memory_bytes},
-            {"manifest", manifest(r.manifest_json)},
-            {"stats", stats_json(r.stats)},
-            {"first_loss", number(r.first_loss())},
-            {"last_loss", number(r.last_loss())},
-            {"loss_agreement", r.loss_agreement},
-            {"loss_agreement_detail", r.loss_agreement_detail}};
+              {"plugin", r.plugin},
+              {"plugin_version", r.plugin_version},
+              {"device", r.device},
+              {"placement", r.placement},
+              {"options", r.options},
+              {"libraries", r.libraries},
+              {"math_mode", r.math_mode},
+              {"threads", r.threads},
+              {"check", r.check},
+              {"status", to_string(r.status)},
+              {"message", r.message},
+              {"nonfinite_loss", r.nonfinite_loss},
+              {"warmup", r.warmup},
+              {"iterations", r.iterations},
+              {"batch", r.batch},
+              {"flops_per_step", r.flops_per_step},
+              {"setup_ms", number(r.setup_ms)},
+              {"warmup_ms", numbers(r.warmup_ms)},
+              {"samples_ms", numbers(r.samples_ms)},
+              {"warmup_losses", numbers(r.warmup_losses)},
+              {"losses", numbers(r.losses)},
+              {"forward_ms", numbers(r.forward_ms)},
+              {"backward_ms", numbers(r.backward_ms)},
+              {"optimizer_ms", numbers(r.optimizer_ms)},
+              {"peak_memory_bytes", r.peak_memory_bytes},
+              {"manifest", manifest(r.manifest_json)},
+              {"stats", stats_json(r.stats)},
+              {"first_loss", number(r.first_loss())},
+              {"last_loss", number(r.last_loss())},
+              {"loss_agreement", r.loss_agreement},
+              {"loss_agreement_detail", r.loss_agreement_detail}};
     if (r.profile) j["profile"] = profile_json(*r.profile);
     return j;
 }
