@@ -1,6 +1,7 @@
 // `harness layers` from the outside: the table, its CSV, Google Benchmark's JSON (in the form its
 // compare.py reads) and the sum of the parts.
 #include "harness_process.hpp"
+#include "results/csv_reader.hpp"
 #include "results/layer_table.hpp"
 
 #include <gtest/gtest.h>
@@ -27,30 +28,16 @@ bool plugin_built(const std::string& plugin) {
     return std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_" + plugin + ".so");
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {  // no quoted commas here
-    std::vector<std::string> fields;
-    std::stringstream in(line);
-    std::string field;
-    while (std::getline(in, field, ',')) fields.push_back(field);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    return fields;
-}
-
-// Rows as column -> value, for the rows whose fields hold no quoted text.
-std::vector<std::map<std::string, std::string>> read_rows(const std::string& path) {
+// Every row, checking the header.
+std::vector<harness::results::CsvRow> read_rows(const std::string& path) {
     std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    const auto columns = split_csv_line(line);
-    EXPECT_EQ(columns, harness::results::layer_csv_columns());
-    std::vector<std::map<std::string, std::string>> rows;
-    while (std::getline(in, line)) {
-        const auto fields = split_csv_line(line);
-        if (fields.size() != columns.size()) continue;
-        auto& row = rows.emplace_back();
-        for (size_t i = 0; i < columns.size(); ++i) row[columns[i]] = fields[i];
-    }
-    return rows;
+    std::string header;
+    std::getline(in, header);
+    std::string expected;
+    for (const auto& c : harness::results::layer_csv_columns())
+        expected += (expected.empty() ? "" : ",") + c;
+    EXPECT_EQ(header, expected);
+    return harness::results::read_csv(path);
 }
 
 nlohmann::json read_json(const std::string& path) {

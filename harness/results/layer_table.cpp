@@ -185,36 +185,10 @@ std::string layer_csv(const Provenance& p, const std::vector<BackendLayers>& bac
                         const std::string& timed_by, size_t samples, double median_ms,
                         double forward_ms, double backward_ms, double gflops, double share,
                         const Comparison& c, int64_t flops) {
-            std::vector<std::string> f{"1",
-                                       p.utc_time,
-                                       p.harness_version,
-                                       p.git_commit,
-                                       p.config_name,
-                                       p.config_sha256,
-                                       p.host,
-                                       p.cpu_model,
-                                       p.gpu_name,
-                                       r.backend,
-                                       r.plugin,
-                                       r.plugin_version,
-                                       r.device,
-                                       join_pairs(r.options),
-                                       join_pairs(r.libraries),
-                                       r.threads > 0 ? std::to_string(r.threads) : "",
-                                       r.math_mode,
-                                       to_string(r.status),
-                                       r.message,
-                                       row,
-                                       configuration,
-                                       kind,
-                                       count,
-                                       timed_by,
-                                       std::to_string(samples),
-                                       fixed(median_ms),
-                                       fixed(forward_ms),
-                                       fixed(backward_ms),
-                                       fixed(gflops),
-                                       fixed(share)};
+            std::vector<std::string> f = identity_fields(p, r);
+            f.insert(f.end(), {to_string(r.status), r.message, row, configuration, kind, count,
+                               timed_by, std::to_string(samples), fixed(median_ms),
+                               fixed(forward_ms), fixed(backward_ms), fixed(gflops), fixed(share)});
             for (auto& x : ratio(c)) f.push_back(x);
             f.push_back(flops > 0 ? std::to_string(flops) : "");
             append_csv_line(text, f);
