@@ -110,6 +110,14 @@ int main_cli(int argc, char** argv) {
         ->check(count_in(1, 1000))
         ->capture_default_str();
     check_cmd->add_flag("--json", check.json, "Machine-readable output");
+    std::string check_layers;
+    auto* check_layers_opt =
+        check_cmd
+            ->add_option("--layers", check_layers,
+                         "Check each layer configuration of the model alone, with one layer's "
+                         "tolerances: those whose names this ECMAScript regex matches (none or "
+                         "empty: every one); no verdict is recorded")
+            ->expected(0, 1);
 
     ReportArgs report;
     auto* report_cmd =
@@ -193,7 +201,10 @@ int main_cli(int argc, char** argv) {
         if (*profile_steps) run.profile = true;
         return run_command(run);
     }
-    if (*check_cmd) return check_command(check);
+    if (*check_cmd) {
+        if (*check_layers_opt) check.layers = check_layers;
+        return check_command(check);
+    }
     if (*report_cmd) return report_command(report);
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);

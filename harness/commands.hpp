@@ -28,6 +28,10 @@ struct CheckArgs {
     std::string baseline = "reference";
     int steps = 2;
     bool json = false;
+    // Set: check each of the model's layer configurations whose names this ECMAScript expression
+    // matches (empty: all) alone, with one layer's tolerances (docs/conformance.md "Layer by
+    // layer"); no verdict is recorded.
+    std::optional<std::string> layers;
 };
 int check_command(const CheckArgs& args);
 
@@ -36,8 +40,8 @@ struct ReportArgs {
     std::string baseline;  // backend name the others are compared with; empty = none
     std::string output;    // Markdown file; empty = stdout
     double attainable_gflops = 0;
-    std::string charts;    // folder for gnuplot charts; empty = none
-    bool explain = false;  // also what each entry's one change from its base costs
+    std::string charts;           // folder for gnuplot charts; empty = none
+    bool explain = false;         // also what each entry's one change from its base costs
     std::vector<std::string> by;  // "kind", "layer": where the profiled steps go
 };
 int report_command(const ReportArgs& args);
