@@ -107,15 +107,15 @@ Tolerance tolerance_for(const std::string& math_mode) {
             0};
 }
 
-// Ten times and more over the worst errors of the CPU backends measured on one layer
-// configuration alone (docs/conformance.md "Layer by layer").
+// Over the worst errors of the CPU backends measured on layer configurations alone, with a margin
+// (docs/conformance.md "Tolerances of one layer").
 Tolerance layer_tolerance_for(const std::string& math_mode) {
     Tolerance t = tolerance_for(math_mode);
     if (t.reduced_precision) return t;
     t.label = "fp32 strict, one layer";
     t.loss = 1e-5;
-    t.gradient = 1e-4;
-    t.state = 1e-4;
+    t.gradient = 1e-3;
+    t.state = 1e-3;
     return t;
 }
 

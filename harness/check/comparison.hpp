@@ -47,7 +47,7 @@ struct Tolerance {
 };
 Tolerance tolerance_for(const std::string& math_mode);
 // The tolerances of one layer configuration checked alone (`harness check --layers`,
-// docs/conformance.md "Layer by layer"): in float32 far tighter than a whole step's, which
+// docs/conformance.md "Layer by layer"): in float32 tighter than a whole step's, which
 // rounding carries further; in reduced precision the same as tolerance_for's.
 Tolerance layer_tolerance_for(const std::string& math_mode);
 
