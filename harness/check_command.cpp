@@ -5,8 +5,11 @@
 #include "check/check_record.hpp"
 #include "check/check_runner.hpp"
 #include "check/check_table_reporter.hpp"
+#include "check/layer_check.hpp"
+#include "model/hourglass.hpp"
 #include "run/provenance.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -27,21 +30,58 @@ void record(const config::RunConfig& config, const check::CheckOutcome& outcome,
     if (!verdicts.empty()) check::record_verdicts(check::verdicts_path(config), verdicts);
 }
 
+// 0 when every backend passed or was skipped; 1 when one mismatched or failed, or the baseline did.
+int exit_code_of(const check::CheckOutcome& outcome) {
+    if (!outcome.baseline_problem.empty()) return kExitBackendFailed;
+    for (const auto& c : outcome.checks)
+        if (c.run.status != results::Status::ok && c.run.status != results::Status::skipped)
+            return kExitBackendFailed;
+    return kExitOk;
+}
+
+std::unique_ptr<check::CheckReporter> reporter_for(const CheckArgs& args) {
+    if (args.json) return std::make_unique<check::CheckJsonReporter>(std::cout);
+    return std::make_unique<check::CheckTableReporter>(std::cout);
+}
+
+// `--layers`: each selected configuration checked alone; its verdicts are not the config's, and
+// are not recorded.
+int check_layers(const config::RunConfig& config, const check::CheckRequest& request,
+                 const std::vector<int>& units, const CheckArgs& args) {
+    check::LayerCheckOutcome outcome;
+    try {
+        outcome = check::run_layer_check(config, request, units, *args.layers);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness check: %s\n", e.what());
+        return kExitBackendFailed;
+    }
+    reporter_for(args)->report_layers(request, outcome);
+    if (outcome.interrupted) return kExitInterrupted;
+    int code = kExitOk;
+    for (const auto& u : outcome.units) code = std::max(code, exit_code_of(u.outcome));
+    return code;
+}
+
 }  // namespace
 
 int check_command(const CheckArgs& args) {
     config::RunConfig config;
     check::CheckRequest request;
+    std::vector<int> units;
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         request.baseline = args.baseline;
         request.steps = args.steps;
+        if (args.layers)
+            units = check::select_units(model::layer_units(model::build_hourglass(config.model)),
+                                        *args.layers);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness check: %s\n", e.what());
         return kExitUsage;
     }
+    if (args.layers) return check_layers(config, request, units, args);
     check::CheckOutcome outcome;
     try {
         outcome = check::run_check(config, request);
@@ -50,17 +90,8 @@ int check_command(const CheckArgs& args) {
         std::fprintf(stderr, "harness check: %s\n", e.what());
         return kExitBackendFailed;
     }
-    std::unique_ptr<check::CheckReporter> reporter;
-    if (args.json)
-        reporter = std::make_unique<check::CheckJsonReporter>(std::cout);
-    else
-        reporter = std::make_unique<check::CheckTableReporter>(std::cout);
-    reporter->report(request, outcome);
-    if (!outcome.baseline_problem.empty()) return kExitBackendFailed;
-    for (const auto& c : outcome.checks)
-        if (c.run.status != results::Status::ok && c.run.status != results::Status::skipped)
-            return kExitBackendFailed;
-    return kExitOk;
+    reporter_for(args)->report(request, outcome);
+    return exit_code_of(outcome);
 }
 
 }  // namespace harness

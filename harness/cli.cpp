@@ -110,6 +110,14 @@ int main_cli(int argc, char** argv) {
         ->check(count_in(1, 1000))
         ->capture_default_str();
     check_cmd->add_flag("--json", check.json, "Machine-readable output");
+    std::string check_layers;
+    auto* check_layers_opt =
+        check_cmd
+            ->add_option("--layers", check_layers,
+                         "Check each layer configuration of the model alone, with one layer's "
+                         "tolerances: those whose names this ECMAScript regex matches (none or "
+                         "empty: every one); no verdict is recorded")
+            ->expected(0, 1);
 
     ReportArgs report;
     auto* report_cmd =
@@ -151,20 +159,35 @@ int main_cli(int argc, char** argv) {
     layers_cmd->add_option("--filter", layers.filter,
                            "Only the configurations whose names match this regular expression "
                            "(then no sum of the parts)");
-    layers_cmd->add_option("--json", layers.json,
-                           "Also write Google Benchmark's JSON (for its compare.py) here");
-    layers_cmd->add_option("--output", layers.output,
-                           "The table as CSV (default: runs/<config>-layers-<UTC time>.csv)");
-    layers_cmd->add_option("--repetitions", layers.repetitions, "Repetitions of each benchmark")
+    std::vector<CLI::Option*> timing_options{
+        layers_cmd->add_option("--json", layers.json,
+                               "Also write Google Benchmark's JSON (for its compare.py) here"),
+        layers_cmd->add_option("--output", layers.output,
+                               "The table as CSV (default: runs/<config>-layers-<UTC time>.csv)"),
+        layers_cmd->add_option("--repetitions", layers.repetitions, "Repetitions of each benchmark")
+            ->check(count_in(1, 1000))
+            ->capture_default_str(),
+        layers_cmd->add_option("--iterations", layers.iterations, "Timed steps per repetition")
+            ->check(count_in(1, 100000))
+            ->capture_default_str(),
+        layers_cmd
+            ->add_option("--warmup", layers.warmup,
+                         "Untimed steps before each benchmark (default: the entry's)")
+            ->check(count_in(0, 100000))};
+    bool layers_check = false;
+    CheckArgs layers_check_args;
+    auto* layers_check_flag = layers_cmd->add_flag(
+        "--check", layers_check,
+        "Instead of timing, check each configuration against the baseline, as harness check "
+        "--layers does");
+    layers_cmd->add_option("--baseline", layers_check_args.baseline, "The baseline of --check")
+        ->needs(layers_check_flag)
+        ->capture_default_str();
+    layers_cmd->add_option("--steps", layers_check_args.steps, "Training steps --check compares")
+        ->needs(layers_check_flag)
         ->check(count_in(1, 1000))
         ->capture_default_str();
-    layers_cmd->add_option("--iterations", layers.iterations, "Timed steps per repetition")
-        ->check(count_in(1, 100000))
-        ->capture_default_str();
-    layers_cmd
-        ->add_option("--warmup", layers.warmup,
-                     "Untimed steps before each benchmark (default: the entry's)")
-        ->check(count_in(0, 100000));
+    for (CLI::Option* option : timing_options) layers_check_flag->excludes(option);
 
     bool list_json = false;
     auto* list_cmd = app.add_subcommand("list", "List the plugins found and their devices");
@@ -220,9 +243,18 @@ int main_cli(int argc, char** argv) {
         if (*profile_steps) run.profile = true;
         return run_command(run);
     }
-    if (*check_cmd) return check_command(check);
+    if (*check_cmd) {
+        if (*check_layers_opt) check.layers = check_layers;
+        return check_command(check);
+    }
     if (*report_cmd) return report_command(report);
-    if (*layers_cmd) return layers_command(layers);
+    if (*layers_cmd) {
+        if (!layers_check) return layers_command(layers);
+        layers_check_args.config = layers.config;
+        layers_check_args.backends = layers.backends;
+        layers_check_args.layers = layers.filter;
+        return check_command(layers_check_args);
+    }
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);
     if (*worker_cmd) {

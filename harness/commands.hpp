@@ -28,6 +28,10 @@ struct CheckArgs {
     std::string baseline = "reference";
     int steps = 2;
     bool json = false;
+    // Set: check each of the model's layer configurations whose names this ECMAScript expression
+    // matches (empty: all) alone, with one layer's tolerances (docs/conformance.md "Layer by
+    // layer"); no verdict is recorded.
+    std::optional<std::string> layers;
 };
 int check_command(const CheckArgs& args);
 

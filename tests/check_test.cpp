@@ -3,7 +3,11 @@
 #include "check/check_json_reporter.hpp"
 #include "check/check_table_reporter.hpp"
 #include "check/comparison.hpp"
+#include "check/layer_check.hpp"
+#include "config/config.hpp"
 #include "harness_process.hpp"
+#include "model/hourglass.hpp"
+#include "model/layer_units.hpp"
 #include "results/csv_reader.hpp"
 
 #include <gtest/gtest.h>
@@ -13,6 +17,7 @@
 #include <filesystem>
 #include <limits>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -311,6 +316,93 @@ TEST(CheckReporters, ABaselineThatFailedIsAllTheyShow) {
     EXPECT_EQ(nlohmann::json::parse(json.str())["baseline_problem"], "the baseline is too big");
 }
 
+// Two configurations of the check network: a convolution whose onednn check mismatched in a
+// gradient, and a batch norm whose onednn check passed; cudnn skipped in both.
+harness::check::LayerCheckOutcome sample_layer_outcome() {
+    namespace hc = harness::check;
+    hc::LayerCheckOutcome outcome;
+    outcome.layers = "conv3x3|batchnorm";
+    hc::UnitCheck& conv = outcome.units.emplace_back();
+    conv.unit.name = "conv3x3/s1/c16-16/8x8";
+    conv.unit.kind = "conv2d";
+    conv.unit.occurrences = {"a", "b", "c"};
+    conv.outcome = sample_outcome();
+    StepCapture off = sample_capture();
+    off.gradients["conv.weight"][0] *= 1.01f;
+    auto& mismatched = conv.outcome.checks[0];
+    mismatched.comparison =
+        compare(off, sample_capture(), harness::check::layer_tolerance_for("fp32"));
+    mismatched.run.status = harness::results::Status::mismatch;
+    hc::UnitCheck& bn = outcome.units.emplace_back();
+    bn.unit.name = "batchnorm+relu/c16/8x8";
+    bn.unit.kind = "batchnorm+relu";
+    bn.unit.occurrences = {"d"};
+    bn.outcome = sample_outcome();
+    return outcome;
+}
+
+TEST(LayerCheck, ConfigurationsAreSelectedByRegexAndABadOneIsRefusedNamingTheOption) {
+    using harness::check::select_units;
+    const auto config =
+        harness::config::load_config(std::string(HB_SOURCE_DIR) + "/configs/check.yaml");
+    const auto units = harness::model::layer_units(harness::model::build_hourglass(config.model));
+    EXPECT_EQ(select_units(units, "").size(), units.size());
+    const auto convs = select_units(units, "^conv3x3");
+    ASSERT_FALSE(convs.empty());
+    for (int i : convs) EXPECT_EQ(units[static_cast<size_t>(i)].name.rfind("conv3x3", 0), 0u);
+    EXPECT_EQ(select_units(units, "relu/c16/8x8$").size(), 1u);
+    for (const std::string bad : {"(", "[a-", "nosuchlayer"}) {
+        try {
+            select_units(units, bad);
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("--layers: ", 0), 0u) << e.what();
+        }
+    }
+}
+
+TEST(LayerCheck, TheSummaryHoldsEachKindsWorstPerBackend) {
+    const auto summaries = harness::check::summarize_by_kind(sample_layer_outcome());
+    ASSERT_EQ(summaries.size(), 4u);  // two kinds, two backends
+    EXPECT_EQ(summaries[0].kind, "conv2d");
+    EXPECT_EQ(summaries[0].backend, "onednn");
+    EXPECT_EQ(summaries[0].failed, 1);
+    EXPECT_EQ(summaries[0].worst.quantity, "gradient conv.weight");
+    EXPECT_EQ(summaries[0].worst_configuration, "conv3x3/s1/c16-16/8x8");
+    EXPECT_EQ(summaries[1].backend, "cudnn");
+    EXPECT_EQ(summaries[1].skipped, 1);
+    EXPECT_EQ(summaries[2].kind, "batchnorm+relu");
+    EXPECT_EQ(summaries[2].failed, 0);
+    EXPECT_EQ(summaries[2].configurations, 1);
+}
+
+TEST(CheckReporters, LayerByLayerShowsEachConfigurationAndTheWorstByKind) {
+    std::ostringstream table, json;
+    harness::check::CheckTableReporter(table).report_layers(sample_request(),
+                                                            sample_layer_outcome());
+    harness::check::CheckJsonReporter(json).report_layers(sample_request(), sample_layer_outcome());
+    const std::string t = table.str();
+    EXPECT_NE(t.find("conv3x3/s1/c16-16/8x8      3  MISMATCH"), std::string::npos) << t;
+    EXPECT_NE(t.find("batchnorm+relu/c16/8x8     1  PASS"), std::string::npos) << t;
+    EXPECT_NE(t.find("    onednn: gradient conv.weight"), std::string::npos) << t;
+    EXPECT_NE(t.find("cudnn skipped: no CUDA device"), std::string::npos) << t;
+    EXPECT_NE(t.find("worst by layer kind"), std::string::npos) << t;
+    EXPECT_NE(t.find("1 of 1 fail"), std::string::npos) << t;
+
+    const auto j = nlohmann::json::parse(json.str());
+    EXPECT_EQ(j.at("layers"), "conv3x3|batchnorm");
+    ASSERT_EQ(j.at("configurations").size(), 2u);
+    const auto& conv = j["configurations"][0];
+    EXPECT_EQ(conv.at("name"), "conv3x3/s1/c16-16/8x8");
+    EXPECT_EQ(conv.at("count"), 3);
+    EXPECT_EQ(conv.at("backends")[0].at("verdict"), "MISMATCH");
+    EXPECT_EQ(conv.at("backends")[1].at("verdict"), "SKIPPED");
+    ASSERT_EQ(j.at("summary").size(), 4u);
+    EXPECT_EQ(j["summary"][0].at("kind"), "conv2d");
+    EXPECT_EQ(j["summary"][0].at("failed"), 1);
+    EXPECT_EQ(j["summary"][0].at("worst_relative").at("quantity"), "gradient conv.weight");
+}
+
 const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
 
 TEST(HarnessCheck, TheReferencePassesAgainstItselfWithOtherThreadCounts) {
@@ -384,6 +476,93 @@ TEST(HarnessCheck, BadArgumentsAreUsageErrors) {
         run_harness("check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --backends nosuch")
             .exit_code,
         2);
+}
+
+// One configuration of each layer kind of the check network (the stem convolution reads the
+// model's input: no probe).
+const std::string kOneOfEachKind =
+    "'^(conv7x7|conv3x3/s1/c16-16/8x8|batchnorm\\+relu/c16/8x8|add3|maxpool2d/c32|upsample|"
+    "mse_loss)'";
+
+TEST(HarnessCheckLayers, ABadExpressionIsAUsageErrorAndNothingRuns) {
+    const std::string config = std::string(HB_SOURCE_DIR) + "/configs/check.yaml";
+    for (const std::string bad : {"'('", "nosuchlayer"}) {
+        TempDir dir;
+        const auto r = run_harness("check " + config + " --layers " + bad,
+                                   "cd " + dir.path().string() + " &&");
+        EXPECT_EQ(r.exit_code, 2) << r.output;
+        EXPECT_NE(r.output.find("--layers"), std::string::npos) << r.output;
+        EXPECT_EQ(r.output.find("baseline"), std::string::npos) << "it ran: " << r.output;
+    }
+}
+
+TEST(HarnessCheckLayers, TheReferenceAndOnednnPassOneConfigurationOfEachKind) {
+    if (!std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_onednn.so"))
+        GTEST_SKIP() << "plugin onednn is not built on this machine";
+    TempDir dir;
+    const auto r =
+        run_harness("check " + std::string(HB_SOURCE_DIR) +
+                        "/configs/check.yaml --backends reference-1thread,onednn "
+                        "--json --layers " +
+                        kOneOfEachKind,
+                    "cd " + dir.path().string() + " &&", harness::testing::Stderr::discarded);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    ASSERT_EQ(j.at("configurations").size(), 7u) << r.output;
+    std::set<std::string> kinds;
+    for (const auto& c : j["configurations"]) {
+        kinds.insert(c.at("kind").get<std::string>());
+        EXPECT_EQ(c.at("baseline_problem"), "") << c.at("name");
+        for (const auto& b : c.at("backends")) {
+            EXPECT_EQ(b.at("verdict"), "PASS") << c.at("name") << " " << b.at("backend");
+            EXPECT_EQ(b.at("tolerance").at("label"), "fp32 strict, one layer");
+        }
+    }
+    EXPECT_EQ(kinds, (std::set<std::string>{"conv2d", "batchnorm+relu", "add", "maxpool2d",
+                                            "upsample", "mse_loss"}));
+    EXPECT_EQ(j.at("summary").size(), 2 * kinds.size());
+    for (const auto& s : j["summary"]) EXPECT_EQ(s.at("failed"), 0) << s;
+}
+
+// What a configuration's check compares is its own graph's: the losses, and every tensor of its
+// layers and its probes, gradients and updates of the parameters, the running statistics' state.
+TEST(HarnessCheckLayers, AConfigurationsCaptureHoldsItsOwnTensorsAndItsProbes) {
+    const std::string config = std::string(HB_SOURCE_DIR) + "/configs/check.yaml";
+    const auto model = harness::model::build_hourglass(harness::config::load_config(config).model);
+    const auto units = harness::model::layer_units(model);
+    TempDir dir;
+    const auto r = run_harness(
+        "check " + config +
+            " --backends reference-1thread --json --layers '^(add3|batchnorm\\+relu/c16/8x8)'",
+        "cd " + dir.path().string() + " &&", harness::testing::Stderr::discarded);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    ASSERT_EQ(j.at("configurations").size(), 2u) << r.output;
+    for (const auto& c : j["configurations"]) {
+        const std::string name = c.at("name");
+        SCOPED_TRACE(name);
+        std::set<std::string> expected = {"loss[1]", "loss[2]"}, compared;
+        int probes = 0;
+        for (const auto& u : units) {
+            if (u.name != name) continue;
+            for (const auto& t : harness::model::unit_graph(model, u).tensors) {
+                if (t.trainable()) {
+                    expected.insert("gradient " + t.name);
+                    expected.insert("update " + t.name);
+                } else {
+                    expected.insert("state " + t.name);
+                }
+                probes += t.name.rfind("probe", 0) == 0;
+            }
+        }
+        EXPECT_EQ(probes, name.rfind("add3", 0) == 0 ? 3 : 1);
+        ASSERT_EQ(c.at("backends").size(), 1u);
+        for (const auto& d : c["backends"][0].at("differences"))
+            compared.insert(d.at("quantity").get<std::string>());
+        EXPECT_EQ(compared, expected);
+    }
 }
 
 }  // namespace

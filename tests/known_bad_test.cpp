@@ -163,6 +163,41 @@ INSTANTIATE_TEST_SUITE_P(
                      {"frozen_tensor", {"update stack0.res.conv2.weight"}, kStepIntact, ""}}}),
     [](const ::testing::TestParamInfo<CheckConfig>& param) { return test_name(param.param.file); });
 
+// Layer by layer (`harness check --layers`): a defect of the batch norm fails the batch-norm
+// configurations alone, and the summary by kind names that kind and no other; the defect-free
+// executor passes them all.
+TEST(LayerByLayer, ADefectFailsTheLayerKindItBreaksAndTheSummaryNamesIt) {
+    TempDir dir;
+    const std::string config = dir / "check-tiny.yaml";
+    std::ofstream(config) << with_defects(
+        read_text(std::string(HB_SOURCE_DIR) + "/configs/check-tiny.yaml"),
+        {{"bn_epsilon", {}, {}, ""}});
+    const auto r = run_harness(
+        "check " + config +
+            " --json --backends defect_none,defect_bn_epsilon --layers "
+            "'^(batchnorm\\+relu/c8/4x4|conv3x3/s1/c4-4/4x4|add2/c8/4x4|maxpool2d/c8)'",
+        "cd " + dir.path().string() + " && HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR),
+        harness::testing::Stderr::discarded);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const auto j = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    ASSERT_EQ(j.at("configurations").size(), 4u) << r.output;
+    for (const auto& c : j["configurations"]) {
+        const bool batchnorm = c.at("kind") == "batchnorm+relu";
+        ASSERT_EQ(c.at("backends").size(), 2u);
+        EXPECT_EQ(c["backends"][0].at("verdict"), "PASS") << c.at("name");
+        const auto& defect = c["backends"][1];
+        EXPECT_EQ(defect.at("verdict"), batchnorm ? "MISMATCH" : "PASS")
+            << c.at("name") << ", out of bounds: " << joined(out_of_bounds(defect));
+    }
+    std::set<std::string> failing;
+    for (const auto& s : j.at("summary"))
+        if (s.at("failed").get<int>() > 0)
+            failing.insert(s.at("kind").get<std::string>() + " " +
+                           s.at("backend").get<std::string>());
+    EXPECT_EQ(failing, std::set<std::string>{"batchnorm+relu defect_bn_epsilon"});
+}
+
 // Every check config, with every entry whose plugin is built here: a PASS for each, or SKIPPED.
 class CheckConfigs : public ::testing::TestWithParam<std::string> {};
 

@@ -203,3 +203,23 @@ TEST(LayersBackends, TheSecondIsComparedWithTheFirstNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(LayersCheck, ChecksEachConfigurationAsHarnessCheckLayersDoes) {
+    const auto r = run_harness("layers " + kCheckConfig +
+                               " --check --backends reference-1thread --filter '^add3'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("layer by layer (--layers '^add3')"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos);
+}
+
+TEST(LayersCheck, TimingOptionsDoNotGoWithIt) {
+    const auto r = run_harness("layers " + kCheckConfig + " --check --repetitions 3");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("--repetitions excludes --check"), std::string::npos) << r.output;
+    EXPECT_EQ(run_harness("layers " + kCheckConfig + " --steps 3").exit_code, 2)
+        << "--steps needs --check";
+}
+
+}  // namespace

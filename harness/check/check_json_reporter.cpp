@@ -49,9 +49,43 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
     return j;
 }
 
+nlohmann::json to_json(const LayerCheckOutcome& outcome, const CheckRequest& request) {
+    nlohmann::json j = {
+        {"config", request.config_path},      {"steps", request.steps},
+        {"baseline", request.baseline},       {"layers", outcome.layers},
+        {"interrupted", outcome.interrupted}, {"configurations", nlohmann::json::array()},
+        {"summary", nlohmann::json::array()}};
+    for (const auto& u : outcome.units) {
+        // The configuration's whole check, as `harness check --json` gives a config's.
+        nlohmann::json c = to_json(u.outcome, request);
+        c.erase("config");
+        c.erase("steps");
+        c["name"] = u.unit.name;
+        c["kind"] = u.unit.kind;
+        c["count"] = u.unit.count();
+        c["occurrences"] = u.unit.occurrences;
+        j["configurations"].push_back(std::move(c));
+    }
+    for (const auto& s : summarize_by_kind(outcome))
+        j["summary"].push_back(
+            {{"kind", s.kind},
+             {"backend", s.backend},
+             {"configurations", s.configurations},
+             {"skipped", s.skipped},
+             {"failed", s.failed},
+             {"worst_configuration", s.worst_configuration},
+             {"worst_relative", difference_json(s.worst.quantity.empty() ? nullptr : &s.worst)}});
+    return j;
+}
+
 }  // namespace
 
 void CheckJsonReporter::report(const CheckRequest& request, const CheckOutcome& outcome) {
+    out_ << results::json_text(to_json(outcome, request), 2) << "\n";
+}
+
+void CheckJsonReporter::report_layers(const CheckRequest& request,
+                                      const LayerCheckOutcome& outcome) {
     out_ << results::json_text(to_json(outcome, request), 2) << "\n";
 }
 

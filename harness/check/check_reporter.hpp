@@ -3,6 +3,7 @@
 #pragma once
 
 #include "check/check_runner.hpp"
+#include "check/layer_check.hpp"
 
 #include <string>
 
@@ -12,6 +13,8 @@ class CheckReporter {
 public:
     virtual ~CheckReporter() = default;
     virtual void report(const CheckRequest& request, const CheckOutcome& outcome) = 0;
+    // `harness check --layers`: every configuration checked, then the worst by layer kind.
+    virtual void report_layers(const CheckRequest& request, const LayerCheckOutcome& outcome) = 0;
 };
 
 // PASS, MISMATCH, SKIPPED or FAILED.

@@ -3,6 +3,7 @@
 #include "data/dump.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
+#include "model/layer_units.hpp"
 #include "run/child_process.hpp"
 #include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
@@ -22,6 +23,7 @@ namespace {
 run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest& request) {
     run::WorkerJob job;
     job.config_path = request.config_path;
+    job.unit = request.unit;
     job.backend = run::PluginDefaults{request.baseline, "cpu"};
     for (size_t i = 0; i < config.backends.size(); ++i)
         if (config.backends[i].name == request.baseline) job.backend = static_cast<int>(i);
@@ -82,7 +84,10 @@ std::string baseline_problem(const config::RunConfig& config, const results::Bac
 
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request) {
     run::install_interrupt_handler();
-    const model::Graph graph = model::build_hourglass(config.model);
+    model::Graph graph = model::build_hourglass(config.model);
+    if (request.unit >= 0)
+        graph = model::unit_graph(graph,
+                                  model::layer_units(graph).at(static_cast<size_t>(request.unit)));
     const run::ScratchDir scratch("harness-check");
     CheckOutcome outcome;
 
@@ -123,13 +128,15 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         run::WorkerJob job;
         job.config_path = request.config_path;
         job.backend = index;
+        job.unit = request.unit;
         const fs::path dir = scratch.path() / fmt::format("backend-{}", index);
         std::fprintf(stderr, "%s: %d steps\n",
                      config.backends[static_cast<size_t>(index)].name.c_str(), request.steps);
         BackendCheck check;
         check.run = capture(config, job, request, dir);
         if (check.run.status == results::Status::ok) {
-            const Tolerance tolerance = tolerance_for(check.run.math_mode);
+            const Tolerance tolerance = request.unit >= 0 ? layer_tolerance_for(check.run.math_mode)
+                                                          : tolerance_for(check.run.math_mode);
             const StepCapture* rounding_noise = noise_at(tolerance.significand_bits);
             if (!rounding_noise) return outcome;
             check.comparison = compare(read_capture(graph, check.run, dir), expected, tolerance,

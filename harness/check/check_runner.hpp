@@ -16,6 +16,9 @@ struct CheckRequest {
     std::vector<int> entries;  // config entries to check (the baseline's own entry is skipped)
     std::string baseline = "reference";  // a config entry's name, or else a plugin name (cpu)
     int steps = 2;
+    // Non-negative: check layer configuration `unit` of the model alone (model::layer_units,
+    // model::unit_graph) with the tolerances of one layer (layer_tolerance_for), not the model.
+    int unit = -1;
 };
 
 struct BackendCheck {

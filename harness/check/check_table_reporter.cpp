@@ -2,7 +2,37 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 namespace harness::check {
+
+namespace {
+
+// Under a comparison that failed: every quantity outside its tolerance.
+void write_out_of_bounds(std::ostream& out, const Comparison& cmp, const std::string& prefix) {
+    for (const auto& d : cmp.differences)
+        if (!d.within())
+            out << fmt::format("    {}{:<52} relative {:.3g} > {:.3g} (max abs {:.3g})\n", prefix,
+                               d.quantity, d.relative, d.tolerance, d.max_abs);
+}
+
+const BackendCheck* check_of(const CheckOutcome& outcome, const std::string& backend) {
+    for (const auto& c : outcome.checks)
+        if (c.run.backend == backend) return &c;
+    return nullptr;
+}
+
+// A backend's cell in a configuration's row: its verdict and worst relative error over tolerance.
+std::string layer_cell(const BackendCheck* c) {
+    if (!c) return "-";
+    const Difference* worst = compared(*c) ? c->comparison.worst_relative() : nullptr;
+    if (!worst || !c->comparison.problem.empty()) return verdict_of(*c);
+    return fmt::format("{:<9} {:>7.2g}", verdict_of(*c), worst->ratio());
+}
+
+}  // namespace
 
 void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome& outcome) {
     out_ << fmt::format("check {}: baseline {}, {} steps\n", request.config_path, request.baseline,
@@ -31,11 +61,87 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
                             c.run.backend, c.run.device, c.run.math_mode, verdict_of(c),
                             rel ? rel->relative : 0.0, rel ? rel->quantity : "",
                             abs ? abs->max_abs : 0.0, cmp.tolerance.label);
-        if (!cmp.pass)
-            for (const auto& d : cmp.differences)
-                if (!d.within())
-                    out_ << fmt::format("    {:<52} relative {:.3g} > {:.3g} (max abs {:.3g})\n",
-                                        d.quantity, d.relative, d.tolerance, d.max_abs);
+        if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
+    }
+}
+
+void CheckTableReporter::report_layers(const CheckRequest& request,
+                                       const LayerCheckOutcome& outcome) {
+    out_ << fmt::format(
+        "check {} layer by layer (--layers '{}'): baseline {}, {} steps, {} configuration{}{}\n",
+        request.config_path, outcome.layers, request.baseline, request.steps, outcome.units.size(),
+        outcome.units.size() == 1 ? "" : "s", outcome.interrupted ? " (interrupted)" : "");
+    const std::vector<std::string> backends = backends_of(outcome);
+    size_t name_width = 13;
+    for (const auto& u : outcome.units) name_width = std::max(name_width, u.unit.name.size());
+    std::vector<size_t> widths;
+    for (const auto& b : backends) widths.push_back(std::max<size_t>(b.size(), 17));
+
+    out_ << "(each backend: its verdict and worst relative error over its tolerance)\n";
+    out_ << fmt::format("{:<{}} {:>5}", "configuration", name_width, "count");
+    for (size_t i = 0; i < backends.size(); ++i)
+        out_ << fmt::format("  {:<{}}", backends[i], widths[i]);
+    out_ << "\n";
+    std::map<std::string, std::string> skipped;  // backend -> the reason, shown once
+    std::set<std::string> tolerances;
+    for (const auto& u : outcome.units) {
+        out_ << fmt::format("{:<{}} {:>5}", u.unit.name, name_width, u.unit.count());
+        if (!u.outcome.baseline_problem.empty()) {
+            out_ << "  baseline failed: " << u.outcome.baseline_problem << "\n";
+            continue;
+        }
+        for (size_t i = 0; i < backends.size(); ++i)
+            out_ << fmt::format("  {:<{}}", layer_cell(check_of(u.outcome, backends[i])),
+                                widths[i]);
+        out_ << "\n";
+        for (const auto& c : u.outcome.checks) {
+            if (c.run.status == results::Status::skipped) {
+                skipped.emplace(c.run.backend, c.run.message);
+            } else if (!compared(c)) {
+                out_ << fmt::format("    {}: {}\n", c.run.backend, c.run.message);
+            } else if (!c.comparison.problem.empty()) {
+                out_ << fmt::format("    {}: {}\n", c.run.backend, c.comparison.problem);
+            } else {
+                const Tolerance& t = c.comparison.tolerance;
+                tolerances.insert(fmt::format("{} (loss {:.3g}, gradients {:.3g}, state {:.3g})",
+                                              t.label, t.loss, t.gradient, t.state));
+                if (!c.comparison.pass)
+                    write_out_of_bounds(out_, c.comparison, c.run.backend + ": ");
+            }
+        }
+    }
+    for (const auto& [backend, reason] : skipped)
+        out_ << fmt::format("{} skipped: {}\n", backend, reason);
+    for (const auto& t : tolerances) out_ << "tolerance: " << t << "\n";
+
+    const std::vector<KindSummary> summaries = summarize_by_kind(outcome);
+    if (summaries.empty()) return;
+    std::vector<std::string> kinds;
+    for (const auto& s : summaries)
+        if (std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end()) kinds.push_back(s.kind);
+    size_t kind_width = 4;
+    for (const auto& k : kinds) kind_width = std::max(kind_width, k.size());
+    out_ << "\nworst by layer kind (each backend: the worst relative error over tolerance, and "
+            "how many configurations fail)\n";
+    out_ << fmt::format("{:<{}}", "kind", kind_width);
+    for (size_t i = 0; i < backends.size(); ++i)
+        out_ << fmt::format("  {:<{}}", backends[i], widths[i]);
+    out_ << "\n";
+    for (const auto& kind : kinds) {
+        out_ << fmt::format("{:<{}}", kind, kind_width);
+        for (size_t i = 0; i < backends.size(); ++i) {
+            std::string cell = "-";
+            for (const auto& s : summaries) {
+                if (s.kind != kind || s.backend != backends[i]) continue;
+                const int ran = s.configurations - s.skipped;
+                cell = ran == 0 ? "SKIPPED"
+                                : fmt::format("{:>7.2g}  {} of {} fail",
+                                              s.worst.quantity.empty() ? 0.0 : s.worst.ratio(),
+                                              s.failed, ran);
+            }
+            out_ << fmt::format("  {:<{}}", cell, widths[i]);
+        }
+        out_ << "\n";
     }
 }
 

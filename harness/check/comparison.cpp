@@ -107,6 +107,18 @@ Tolerance tolerance_for(const std::string& math_mode) {
             0};
 }
 
+// Over the worst errors of the CPU backends measured on layer configurations alone, with a margin
+// (docs/conformance.md "Tolerances of one layer").
+Tolerance layer_tolerance_for(const std::string& math_mode) {
+    Tolerance t = tolerance_for(math_mode);
+    if (t.reduced_precision) return t;
+    t.label = "fp32 strict, one layer";
+    t.loss = 1e-5;
+    t.gradient = 1e-3;
+    t.state = 1e-3;
+    return t;
+}
+
 const Difference* Comparison::worst_abs() const {
     const Difference* worst = nullptr;
     for (const auto& d : differences)
@@ -117,7 +129,7 @@ const Difference* Comparison::worst_abs() const {
 const Difference* Comparison::worst_relative() const {
     const Difference* worst = nullptr;
     for (const auto& d : differences)
-        if (!worst || d.relative / d.tolerance > worst->relative / worst->tolerance) worst = &d;
+        if (!worst || d.ratio() > worst->ratio()) worst = &d;
     return worst;
 }
 

@@ -46,6 +46,10 @@ struct Tolerance {
     double state_floor = 0;
 };
 Tolerance tolerance_for(const std::string& math_mode);
+// The tolerances of one layer configuration checked alone (`harness check --layers`,
+// docs/conformance.md "Layer by layer"): in float32 tighter than a whole step's, which
+// rounding carries further; in reduced precision the same as tolerance_for's.
+Tolerance layer_tolerance_for(const std::string& math_mode);
 
 // One compared quantity: a step's loss, a tensor's gradient or a tensor's final value.
 struct Difference {
@@ -60,6 +64,7 @@ struct Difference {
     double rounding = 0;
     int64_t undetermined = 0;  // elements left out (see compare)
     bool within() const { return relative <= tolerance; }
+    double ratio() const { return relative / tolerance; }  // over 1: out of bounds
 };
 
 struct Comparison {
