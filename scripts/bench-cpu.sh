@@ -16,9 +16,12 @@
 #                                      scripts/setup.sh's PyPI wheels for the PyTorch peers)
 #   ROUNDS=9 scripts/bench-cpu.sh     (more rounds, a steadier median)
 #
+#   - then, once, `harness layers configs/hourglass2.yaml --backends onednn,libtorch-cpu`: each
+#     layer configuration timed alone, and the sum of the parts against the whole step.
 # Writes OUT_DIR/check.txt, OUT_DIR/attainable.csv, OUT_DIR/hourglass{2,8}-round<N>.csv (with
-# their JSON sidecars: every sample, the manifests), OUT_DIR/pytorch-{eager,compile}-round<N>.json
-# and OUT_DIR/summary.md. Exits 1 when the check did not pass.
+# their JSON sidecars: every sample, the manifests), OUT_DIR/pytorch-{eager,compile}-round<N>.json,
+# OUT_DIR/layers-hourglass2.{txt,csv,json} and OUT_DIR/summary.md. Exits 1 when the check did not
+# pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -105,6 +108,11 @@ done
   printf '%s\n' "${attainable_rows[@]}"
 } >"$out/attainable.csv.tmp" && mv "$out/attainable.csv.tmp" "$out/attainable.csv"
 
+echo "== layer by layer: hourglass2, onednn and libtorch-cpu"
+"$harness" layers configs/hourglass2.yaml --backends onednn,libtorch-cpu \
+  --output "$out/layers-hourglass2.csv" --json "$out/layers-hourglass2.json" \
+  >"$out/layers-hourglass2.txt"
+
 torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null)
 {
   echo "# CPU benchmark: $cpu, $threads threads"
@@ -129,6 +137,15 @@ torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/nul
   echo
   echo "Attainable rate: \`$build/onednn_peak conv $threads\`. Per-round CSVs and JSON sidecars beside"
   echo "this file; \`$harness report FILE\` shows any of them in full."
+  echo
+  echo "## Layer by layer (\`harness layers configs/hourglass2.yaml --backends onednn,libtorch-cpu\`)"
+  echo
+  echo "After the rounds; \`layers-hourglass2.csv\` and Google Benchmark's \`layers-hourglass2.json\`"
+  echo "beside this file (docs/layers.md says how to read it)."
+  echo
+  echo '```'
+  cat "$out/layers-hourglass2.txt"
+  echo '```'
   echo
   echo "## Conformance (\`harness check configs/check.yaml\`)"
   echo
