@@ -148,10 +148,13 @@ int layers_command(const LayersArgs& args) {
         results::BackendLayers& b = collected.backends.emplace_back();
         b.whole = run;
         try {
-            if (auto units = read_text(units_path(entry)))
+            // The samples are written at once when Google Benchmark has finished; without them,
+            // its JSON may be the part written before the worker died.
+            if (auto units = read_text(units_path(entry))) {
                 b.units = results::units_from_json(nlohmann::json::parse(*units));
-            if (auto doc = read_text(gbench_path(entry)))
-                collected.gbench.emplace_back(run.backend, results::parse_gbench(*doc));
+                if (auto doc = read_text(gbench_path(entry)))
+                    collected.gbench.emplace_back(run.backend, results::parse_gbench(*doc));
+            }
         } catch (const std::exception& e) {
             run.message += (run.message.empty() ? "" : "; ") +
                            std::string("its worker's files cannot be read: ") + e.what();

@@ -223,3 +223,26 @@ TEST(LayersCheck, TimingOptionsDoNotGoWithIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A broken plugin is reported in its own column and rows, never fatal to the others.
+TEST(LayersBackends, ABrokenPluginIsReportedAndTheOthersAreTimed) {
+    TempDir dir;
+    const auto r = run_harness(
+        "layers " + std::string(HB_TEST_DATA_DIR) +
+            "/fakes.yaml --backends good,crashes,throws --filter '^conv' --repetitions 1 "
+            "--iterations 2 --output " +
+            (dir / "l.csv"),
+        "HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    std::map<std::string, std::string> status;
+    for (const auto& row : read_rows(dir / "l.csv"))
+        if (row.at("row") == "step") status[row.at("backend")] = row.at("status");
+    EXPECT_EQ(status, (std::map<std::string, std::string>{
+                          {"good", "ok"}, {"crashes", "crashed"}, {"throws", "failed"}}));
+    EXPECT_NE(r.output.find("no samples: fake: step: deliberate failure"), std::string::npos)
+        << r.output;
+}
+
+}  // namespace

@@ -142,6 +142,8 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
             run.status = results::Status::failed;
             run.message = e.what();
             state.SkipWithError(e.what());
+            training.reset();  // a failed step's session says nothing more about the run
+            current = -2;
         }
     });
 
