@@ -31,9 +31,12 @@ Comparison versus(const std::vector<double>& ms, const std::vector<double>& firs
     return compare({Round{ms, first}}, stream);
 }
 
-// "12.3", or "-" when unknown.
+// Three significant digits ("12.3", "0.0412"), whole numbers from 1000 on ("1587"); "-" when
+// unknown.
 std::string number(double v, const char* format = "{:.3g}") {
-    return std::isnan(v) ? "-" : fmt::format(fmt::runtime(format), v);
+    if (std::isnan(v)) return "-";
+    if (std::fabs(v) >= 1000) return fmt::format("{:.0f}", v);
+    return fmt::format(fmt::runtime(format), v);
 }
 
 std::string ratio_text(const Comparison& c) {
