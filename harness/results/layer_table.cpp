@@ -167,7 +167,7 @@ std::vector<std::string> layer_csv_columns() {
     columns.insert(columns.end(),
                    {"status", "message", "row", "configuration", "kind", "count", "timed_by",
                     "samples", "median_ms", "forward_ms", "backward_ms", "gflops", "share_of_step",
-                    "ratio", "ratio_lo", "ratio_hi", "training_flops"});
+                    "ratio", "ratio_lo", "ratio_hi", "training_flops", "environment_warnings"});
     return columns;
 }
 
@@ -194,6 +194,7 @@ std::string layer_csv(const Provenance& p, const std::vector<BackendLayers>& bac
                                fixed(forward_ms), fixed(backward_ms), fixed(gflops), fixed(share)});
             for (auto& x : ratio(c)) f.push_back(x);
             f.push_back(flops > 0 ? std::to_string(flops) : "");
+            f.push_back(environment_warnings(p));
             append_csv_line(text, f);
         };
         for (const LayerRow& row : t.rows) {
