@@ -13,8 +13,9 @@ packages=(
   build-essential cmake ninja-build git
   libyaml-cpp-dev libboost-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  # Google Benchmark's compare.py reads `harness layers --json` (tests/layers_test.cpp runs it).
-  libbenchmark-tools python3-scipy
+  # Google Benchmark's compare.py reads `harness layers --json` (tests/layers_test.cpp runs it);
+  # Debian's python3 reads setuptools' .pth file at start-up wherever it is installed.
+  libbenchmark-tools python3-scipy python3-setuptools
   libdnnl-dev libtorch-dev
   # Debian builds oneDNN with its OpenCL GPU runtime, so oneDNN's CMake package requires OpenCL's
   # headers and library, which libdnnl-dev does not pull in.
