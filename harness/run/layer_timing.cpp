@@ -129,6 +129,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
     auto* whole = benchmark::RegisterBenchmark("step", [&](benchmark::State& state) {
         try {
             prepare(-1, model, run);
+            const size_t first = run.samples_ms.size();
             for (auto _ : state) {
                 if (stopped()) {
                     state.SkipWithError("interrupted");
@@ -137,7 +138,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
                 training->step(steps++, true, run);
                 state.SetIterationTime(run.samples_ms.back() / 1e3);
             }
-            set_rate(state, model.training_flops_per_step(), mean(run.samples_ms, 0));
+            set_rate(state, model.training_flops_per_step(), mean(run.samples_ms, first));
         } catch (const std::exception& e) {
             run.status = results::Status::failed;
             run.message = e.what();
@@ -184,6 +185,8 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
                 } catch (const std::exception& e) {
                     out.error = e.what();
                     state.SkipWithError(e.what());
+                    training.reset();  // the next repetition starts again, with a new session
+                    current = -2;
                 }
             }));
     }

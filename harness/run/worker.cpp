@@ -1,8 +1,5 @@
 #include "run/worker.hpp"
 
-#include "data/dump.hpp"
-#include "data/initial_state.hpp"
-#include "data/perturbation.hpp"
 #include "exit_codes.hpp"
 #include "harness/version.hpp"
 #include "model/hourglass.hpp"
@@ -17,13 +14,8 @@
 #include "run/training.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include <chrono>
-#include <cmath>
 #include <csignal>
-#include <filesystem>
-#include <memory>
 #include <new>
 #include <optional>
 #include <tuple>
