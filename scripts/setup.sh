@@ -21,6 +21,8 @@ packages=(
   # headers and library, which libdnnl-dev does not pull in.
   ocl-icd-opencl-dev
   gnuplot-nox
+  # Data-parallel runs (docs/parallel.md): Open MPI's library and headers, and its mpirun.
+  libopenmpi-dev openmpi-bin
   # CI's audit of this list (scripts/package-audit.sh) traces the build with it.
   strace
   # The tests lint every shell script with it.

@@ -1,11 +1,14 @@
 #include "run/plugin_library.hpp"
 
+#include "hb/session_desc.hpp"
+
 #include <dlfcn.h>
 #include <elf.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <mutex>
 
@@ -145,8 +148,17 @@ bool PluginLibrary::can_profile() const {
            api_->set_profiling && api_->read_events;
 }
 
+bool PluginLibrary::can_split_step() const {
+    constexpr size_t size = offsetof(hb_plugin_api, apply_update) + sizeof(void*);
+    return (info_->capabilities & HB_CAP_DATA_PARALLEL) && api_->struct_size >= size &&
+           api_->gradient_buffers && api_->forward_backward && api_->apply_update;
+}
+
 PluginSession::PluginSession(const PluginLibrary& library, const hb_session_desc& desc)
-    : api_(library.api()), can_profile_(library.can_profile()), plugin_name_(library.info().name) {
+    : api_(library.api()),
+      can_profile_(library.can_profile()),
+      can_split_step_(library.can_split_step()),
+      plugin_name_(library.info().name) {
     hb_status status = api_.create_session(&desc, &session_);
     if (status != HB_OK) {
         session_ = nullptr;
@@ -231,6 +243,95 @@ std::vector<hb_event> PluginSession::read_events() {
         out.push_back(e);
     }
     return out;
+}
+
+void PluginSession::require_split_step() const {
+    if (!can_split_step_)
+        throw PluginCallError(HB_UNSUPPORTED,
+                              plugin_name_ + ": no data-parallel steps (no HB_CAP_DATA_PARALLEL)");
+}
+
+std::vector<hb_gradient_buffer> PluginSession::gradient_buffers(const hb_graph& graph,
+                                                                void** stream) {
+    require_split_step();
+    const hb_gradient_buffers* list = nullptr;
+    check(api_.gradient_buffers(session_, &list), "gradient_buffers");
+    auto bad = [&](const std::string& what) {
+        return PluginCallError(HB_ERROR, plugin_name_ + ": gradient_buffers: " + what);
+    };
+    if (!list || list->count < 0 || (list->count > 0 && !list->buffers))
+        throw bad("no buffer list");
+    if (list->buffer_size < offsetof(hb_gradient_buffer, elements) + sizeof(int64_t))
+        throw bad("buffers of " + std::to_string(list->buffer_size) + " bytes");
+    std::vector<bool> seen(static_cast<size_t>(graph.num_tensors), false);
+    std::vector<hb_gradient_buffer> out;
+    for (int32_t i = 0; i < list->count; ++i) {
+        hb_gradient_buffer b{};
+        std::memcpy(&b,
+                    reinterpret_cast<const char*>(list->buffers) + size_t(i) * list->buffer_size,
+                    sizeof b);
+        if (b.tensor < 0 || b.tensor >= graph.num_tensors)
+            throw bad("buffer " + std::to_string(i) + " names tensor " + std::to_string(b.tensor));
+        const hb_tensor t = hb::graph_tensor(graph, b.tensor);
+        if (!t.trainable || seen[static_cast<size_t>(b.tensor)])
+            throw bad(std::string("tensor '") + t.name + "' is " +
+                      (t.trainable ? "listed twice" : "not trainable"));
+        if (!b.data || b.elements <= 0)
+            throw bad(std::string("tensor '") + t.name + "' has no data");
+        seen[static_cast<size_t>(b.tensor)] = true;
+        out.push_back(b);
+    }
+    for (int32_t i = 0; i < graph.num_tensors; ++i)
+        if (hb::graph_tensor(graph, i).trainable && !seen[static_cast<size_t>(i)])
+            throw bad(std::string("no buffer for tensor '") + hb::graph_tensor(graph, i).name +
+                      "'");
+    *stream = list->stream;
+    return out;
+}
+
+namespace {
+
+struct ReadyContext {
+    const std::function<void(int32_t)>* ready;
+    std::exception_ptr error;
+};
+
+void on_ready(void* context, int32_t buffer) {
+    auto* c = static_cast<ReadyContext*>(context);
+    if (c->error) return;
+    try {
+        (*c->ready)(buffer);
+    } catch (...) {
+        c->error = std::current_exception();
+    }
+}
+
+hb_step_result empty_result() {
+    hb_step_result result{};
+    result.struct_size = sizeof(result);
+    result.forward_ms = result.backward_ms = result.optimizer_ms = -1;
+    return result;
+}
+
+}  // namespace
+
+hb_step_result PluginSession::forward_backward(int32_t batch,
+                                               const std::function<void(int32_t)>& ready) {
+    require_split_step();
+    hb_step_result result = empty_result();
+    ReadyContext context{&ready, nullptr};
+    const hb_status status =
+        api_.forward_backward(session_, batch, ready ? on_ready : nullptr, &context, &result);
+    if (context.error) std::rethrow_exception(context.error);
+    check(status, "forward_backward");
+    return result;
+}
+
+hb_step_result PluginSession::apply_update() {
+    require_split_step();
+    hb_step_result result = empty_result();
+    check(api_.apply_update(session_, &result), "apply_update");
+    return result;
 }
 
 }  // namespace harness::run

@@ -5,6 +5,7 @@
 #include "hb/plugin.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,8 @@ public:
     const hb_plugin_info& info() const { return *info_; }
     // ABI 2.1's profiling: announced, and both functions in the table.
     bool can_profile() const;
+    // ABI 2.2's split step: announced, and its three functions in the table.
+    bool can_split_step() const;
 
 private:
     PluginLibrary(std::filesystem::path path, const hb_plugin_api* api, const hb_plugin_info* info)
@@ -70,10 +73,20 @@ public:
     void set_profiling(bool enabled);
     std::vector<hb_event> read_events();  // the last step's; names valid until the next call
 
+    // Only where the library can_split_step(). The buffers, checked against the graph: one per
+    // trainable tensor, each once.
+    std::vector<hb_gradient_buffer> gradient_buffers(const hb_graph& graph, void** stream);
+    // `ready` hears each buffer's index as its gradient is final; an exception it throws ends the
+    // step after the plugin returns, and is thrown again from here.
+    hb_step_result forward_backward(int32_t batch, const std::function<void(int32_t)>& ready);
+    hb_step_result apply_update();
+
 private:
     void check(hb_status status, const char* call);
+    void require_split_step() const;
     const hb_plugin_api& api_;
     bool can_profile_;
+    bool can_split_step_;
     std::string plugin_name_;
     hb_session* session_ = nullptr;
 };
