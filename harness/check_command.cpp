@@ -36,6 +36,9 @@ int exit_code_of(const check::CheckOutcome& outcome) {
     for (const auto& c : outcome.checks)
         if (c.run.status != results::Status::ok && c.run.status != results::Status::skipped)
             return kExitBackendFailed;
+    for (const auto& c : outcome.rank_checks)
+        if (c.run.status != results::Status::ok && c.run.status != results::Status::skipped)
+            return kExitBackendFailed;
     return kExitOk;
 }
 

@@ -220,6 +220,8 @@ int main_cli(int argc, char** argv) {
     worker_cmd->add_option("--trace", job.profiling.trace_dir);
     worker_cmd->add_option("--perturb-bits", worker_capture.perturb_bits)->needs(capture_opt);
     worker_cmd->add_option("--unit", job.unit);
+    worker_cmd->add_option("--ranks", job.ranks);
+    worker_cmd->add_flag("--same-batch", job.same_batch);
     run::LayerTiming worker_layers;
     auto* layers_opt = worker_cmd->add_option("--gbench-out", worker_layers.gbench_out);
     worker_cmd->add_option("--units-out", worker_layers.units_out)->needs(layers_opt);

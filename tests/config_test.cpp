@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -395,7 +396,7 @@ INSTANTIATE_TEST_SUITE_P(
                   ":3:3: key 'model.stakcs': unknown key 'model.stakcs' (did you mean 'stacks'?)"},
         BadConfig{"bad_unknown_key_no_suggestion.yaml",
                   ":1:1: key 'colour': unknown key 'colour' (expected one of: name, description, "
-                  "model, optimizer, data, run, backends)"},
+                  "model, optimizer, data, run, parallel, backends)"},
         BadConfig{"bad_backend_unknown_key.yaml",
                   ":4:5: key 'backends[1].devcie': unknown key 'backends[1].devcie' (did you mean "
                   "'device'?)"},
@@ -496,6 +497,15 @@ INSTANTIATE_TEST_SUITE_P(
                   ":3:1: tab characters are not allowed for indentation (indent with spaces)"},
         BadConfig{"bad_tab_indent_first.yaml",
                   ":2:1: tab characters are not allowed for indentation (indent with spaces)"},
+        BadConfig{"bad_parallel_ranks.yaml",
+                  ":4:10: key 'parallel.ranks': each rank of a round needs its own batch: "
+                  "data.batches (2) must be at least the largest rank count (4)"},
+        BadConfig{"bad_parallel_order.yaml",
+                  ":4:14: key 'parallel.ranks[1]': expected rank counts in ascending order "
+                  "without repeats, got '1' after 2"},
+        BadConfig{"bad_parallel_communicator.yaml",
+                  ":5:17: key 'parallel.communicator': expected 'auto', 'mpi' or 'nccl', got "
+                  "'gloo'"},
         // The error stays on one line.
         BadConfig{"bad_newline_value.yaml",
                   ":3:13: key 'backends[0].device': expected a device, cpu or cuda:N (N = 0, 1, "
@@ -566,3 +576,46 @@ TEST(Printable, EscapesControlsAndInvalidUtf8AndKeepsText) {
 }
 
 }  // namespace
+
+TEST(ShippedConfigs, CheckParallel) {
+    const hc::RunConfig c = hc::load_config(shipped("check-parallel.yaml"));
+    EXPECT_EQ(c.parallel.ranks, (std::vector<int>{1, 2}));
+    EXPECT_EQ(c.parallel.communicator, hc::CommunicatorKind::automatic);
+    EXPECT_TRUE(c.parallel.overlap);
+    EXPECT_FALSE(c.parallel.same_batch);
+    EXPECT_DOUBLE_EQ(c.parallel.bucket_mb, 0.05);
+    EXPECT_TRUE(c.parallel.hostfile.empty());
+}
+
+TEST(LoadConfig, NoParallelSectionMeansOneProcess) {
+    EXPECT_TRUE(hc::load_config(shipped("check.yaml")).parallel.ranks.empty());
+}
+
+TEST(LoadConfig, ParallelEveryKey) {
+    const std::string dir = ::testing::TempDir();
+    std::ofstream(dir + "/hosts") << "localhost slots=2\n";
+    TempConfig config(
+        "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
+        "parallel: {ranks: 3, communicator: nccl, bucket_mb: 4, overlap: false, "
+        "hostfile: hosts, same_batch: true}\n"
+        "backends: [{plugin: cudnn, device: 'cuda:0'}]\n");
+    const hc::RunConfig c = hc::load_config(config.path());
+    EXPECT_EQ(c.parallel.ranks, (std::vector<int>{3}));  // more than data.batches: same_batch
+    EXPECT_EQ(c.parallel.communicator, hc::CommunicatorKind::nccl);
+    EXPECT_DOUBLE_EQ(c.parallel.bucket_mb, 4);
+    EXPECT_FALSE(c.parallel.overlap);
+    EXPECT_TRUE(c.parallel.same_batch);
+    EXPECT_EQ(c.parallel.hostfile,
+              std::filesystem::absolute(dir + "/hosts").lexically_normal().string());
+    EXPECT_STREQ(hc::to_string(c.parallel.communicator), "nccl");
+}
+
+TEST(LoadConfig, ParallelHostfileMustExist) {
+    TempConfig config(
+        "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
+        "parallel: {ranks: 1, hostfile: no-such-hosts}\n"
+        "backends: [{plugin: reference}]\n");
+    EXPECT_NE(load_error(config.path()).find("key 'parallel.hostfile': no hostfile at "),
+              std::string::npos)
+        << load_error(config.path());
+}

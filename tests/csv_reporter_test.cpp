@@ -17,8 +17,8 @@ TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
     for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(text, expected + "\n");
     EXPECT_EQ(hr::csv_columns().front(), "schema_version");
-    EXPECT_EQ(hr::csv_columns().back(), "loss_agreement");  // the newest column, added at the end
-    EXPECT_EQ(hr::csv_columns().size(), 49u);
+    EXPECT_EQ(hr::csv_columns().back(), "scaling_efficiency");  // the newest, added at the end
+    EXPECT_EQ(hr::csv_columns().size(), 57u);
 }
 
 TEST_F(CsvReporter, RoundTrip) {

@@ -46,6 +46,15 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
         }
         j["backends"].push_back(b);
     }
+    if (!outcome.rank_checks.empty()) {
+        j["ranks"] = nlohmann::json::array();
+        for (const auto& c : outcome.rank_checks)
+            j["ranks"].push_back({{"backend", c.backend},
+                                  {"ranks", c.ranks},
+                                  {"verdict", rank_verdict_of(c)},
+                                  {"tensors", c.tensors},
+                                  {"detail", c.detail}});
+    }
     return j;
 }
 

@@ -2,8 +2,10 @@
 
 namespace harness::check {
 
-std::string verdict_of(const BackendCheck& check) {
-    switch (check.run.status) {
+namespace {
+
+std::string verdict_for(results::Status status) {
+    switch (status) {
         case results::Status::ok:
             return "PASS";
         case results::Status::mismatch:
@@ -13,6 +15,16 @@ std::string verdict_of(const BackendCheck& check) {
         default:
             return "FAILED";
     }
+}
+
+}  // namespace
+
+std::string verdict_of(const BackendCheck& check) {
+    return verdict_for(check.run.status);
+}
+
+std::string rank_verdict_of(const RankCheck& check) {
+    return verdict_for(check.run.status);
 }
 
 bool compared(const BackendCheck& check) {

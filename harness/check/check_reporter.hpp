@@ -19,6 +19,8 @@ public:
 
 // PASS, MISMATCH, SKIPPED or FAILED.
 std::string verdict_of(const BackendCheck& check);
+// PASS, MISMATCH, SKIPPED or FAILED, for a data-parallel step against the one-process step.
+std::string rank_verdict_of(const RankCheck& check);
 // True when the backend ran its steps (ok or mismatch), so that its comparison means something.
 bool compared(const BackendCheck& check);
 

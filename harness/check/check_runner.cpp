@@ -145,6 +145,9 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         }
         outcome.checks.push_back(std::move(check));
     }
+    if (!config.parallel.ranks.empty() && request.unit < 0)
+        outcome.rank_checks =
+            run_rank_check(config, request.config_path, request.entries, request.steps);
     return outcome;
 }
 

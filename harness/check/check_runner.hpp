@@ -3,6 +3,7 @@
 #pragma once
 
 #include "check/comparison.hpp"
+#include "check/rank_check.hpp"
 #include "config/config.hpp"
 #include "results/record.hpp"
 
@@ -30,6 +31,8 @@ struct CheckOutcome {
     results::BackendRun baseline;
     std::string baseline_problem;  // non-empty: nothing could be compared
     std::vector<BackendCheck> checks;
+    // A config with `parallel`: each backend's data-parallel step against its one-process step.
+    std::vector<RankCheck> rank_checks;
 };
 
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request);

@@ -63,6 +63,12 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
                             abs ? abs->max_abs : 0.0, cmp.tolerance.label);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
     }
+    if (outcome.rank_checks.empty()) return;
+    out_ << "\ndata-parallel steps, the same batch on every rank, against the one-process step:\n";
+    out_ << fmt::format("{:<16} {:>5}  {:<9} {}\n", "backend", "ranks", "verdict", "detail");
+    for (const auto& c : outcome.rank_checks)
+        out_ << fmt::format("{:<16} {:>5}  {:<9} {}\n", c.backend, c.ranks, rank_verdict_of(c),
+                            c.detail);
 }
 
 void CheckTableReporter::report_layers(const CheckRequest& request,

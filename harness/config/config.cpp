@@ -268,6 +268,44 @@ void read_run(const Field& field, RunConfig& c) {
     if (auto f = s.get("timeout")) c.timeout_s = read_double(*f, kTimeout);
 }
 
+constexpr int kMaxRanks = 4096;
+
+void read_parallel(const Field& field, RunConfig& c) {
+    const Section s(field,
+                    {"ranks", "communicator", "bucket_mb", "overlap", "hostfile", "same_batch"});
+    ParallelConfig& p = c.parallel;
+    p.line = field.mark.line + 1;
+    const Field ranks = s.require("ranks");
+    if (ranks.node.IsSequence()) {
+        if (ranks.node.size() == 0) ranks.fail("expected at least one rank count, got []");
+        for (size_t i = 0; i < ranks.node.size(); ++i) {
+            const Field r = ranks.element(i);
+            p.ranks.push_back(read_int(r, 1, kMaxRanks));
+            if (i > 0 && p.ranks[i] <= p.ranks[i - 1])
+                r.fail("expected rank counts in ascending order without repeats, got " +
+                       r.describe() + " after " + std::to_string(p.ranks[i - 1]));
+        }
+    } else {
+        p.ranks.push_back(read_int(ranks, 1, kMaxRanks));
+    }
+    if (auto f = s.get("same_batch")) p.same_batch = read_bool(*f);
+    if (c.batches < p.ranks.back() && !p.same_batch)
+        ranks.fail("each rank of a round needs its own batch: data.batches (" +
+                   std::to_string(c.batches) + ") must be at least the largest rank count (" +
+                   std::to_string(p.ranks.back()) + ")");
+    if (auto f = s.get("communicator"))
+        p.communicator = static_cast<CommunicatorKind>(read_choice(*f, {"auto", "mpi", "nccl"}));
+    if (auto f = s.get("bucket_mb")) p.bucket_mb = read_double(*f, Range{0, 1024, true, false});
+    if (auto f = s.get("overlap")) p.overlap = read_bool(*f);
+    if (auto f = s.get("hostfile")) {
+        std::filesystem::path file = read_string(*f);
+        if (file.is_relative()) file = std::filesystem::path(c.path).parent_path() / file;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(file, ec)) f->fail("no hostfile at " + file.string());
+        p.hostfile = std::filesystem::absolute(file).lexically_normal().string();
+    }
+}
+
 std::string read_pattern(const Field& f, bool uppercase, const char* punctuation,
                          const std::string& expected) {
     const std::string text = read_string(f);
@@ -364,8 +402,9 @@ RunConfig load_config(const std::string& path) {
     c.sha256 = sha256_hex(bytes);
     c.name = std::filesystem::path(path).stem().string();
 
-    const Section s(Field{path, "", root, root.Mark()},
-                    {"name", "description", "model", "optimizer", "data", "run", "backends"});
+    const Section s(
+        Field{path, "", root, root.Mark()},
+        {"name", "description", "model", "optimizer", "data", "run", "parallel", "backends"});
     // The name goes into the default output's file name and into every row: a file name's
     // characters only, so that it stays inside the output folder and is valid UTF-8.
     if (auto f = s.get("name")) {
@@ -379,6 +418,7 @@ RunConfig load_config(const std::string& path) {
     c.optimizer = read_optimizer(s.get("optimizer"));
     if (auto f = s.get("data")) read_data(*f, c);
     if (auto f = s.get("run")) read_run(*f, c);
+    if (auto f = s.get("parallel")) read_parallel(*f, c);
     c.backends = read_backends(s.require("backends"), c.placement);
     return c;
 }
@@ -389,6 +429,18 @@ const char* to_string(hb_placement p) {
             return "device";
         case HB_PLACEMENT_HOST:
             return "host";
+    }
+    return "unknown";
+}
+
+const char* to_string(CommunicatorKind c) {
+    switch (c) {
+        case CommunicatorKind::automatic:
+            return "auto";
+        case CommunicatorKind::mpi:
+            return "mpi";
+        case CommunicatorKind::nccl:
+            return "nccl";
     }
     return "unknown";
 }

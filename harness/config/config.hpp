@@ -30,6 +30,23 @@ struct BackendEntry {
     double timeout_s = -1;
 };
 
+// Data-parallel steps (docs/parallel.md): each backend trained by `ranks` processes launched
+// through mpirun, the gradients averaged between the two halves of every step.
+enum class CommunicatorKind { automatic, mpi, nccl };  // automatic: nccl on cuda, else mpi
+
+struct ParallelConfig {
+    std::vector<int>
+        ranks;  // the rank counts to run each backend at, ascending; empty: no parallel
+    CommunicatorKind communicator = CommunicatorKind::automatic;
+    double bucket_mb = 25;  // gradients all-reduced together, in MiB
+    bool overlap = true;    // start a bucket's all-reduce during the backward pass
+    std::string hostfile;   // mpirun's --hostfile, resolved against the config's folder; "" none
+    // Every rank trains on the same batch (the rank conformance check does): otherwise rank r
+    // of N takes batch k*N + r at step k.
+    bool same_batch = false;
+    int line = 0;  // where the section starts in the file
+};
+
 struct RunConfig {
     std::string path;    // as given
     std::string name;    // `name:` or the file's stem
@@ -50,6 +67,8 @@ struct RunConfig {
     int iterations = 10;
     double timeout_s = 600;  // per backend worker
 
+    ParallelConfig parallel;
+
     std::vector<BackendEntry> backends;
 };
 
@@ -57,5 +76,6 @@ RunConfig load_config(const std::string& path);  // throws ConfigError
 
 const char* to_string(hb_placement p);
 const char* to_string(hb_rmsprop_variant v);
+const char* to_string(CommunicatorKind c);
 
 }  // namespace harness::config

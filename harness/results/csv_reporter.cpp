@@ -69,6 +69,27 @@ Row timing_fields(const BackendRun& r) {
             phase_median(r, r.optimizer_ms)};
 }
 
+// ranks .. scaling_efficiency: empty for a run that is not data-parallel (docs/parallel.md).
+constexpr size_t kParallelColumns = 8;
+
+Row parallel_fields(const BackendRun& r) {
+    if (!r.parallel) return Row(kParallelColumns);
+    const ParallelRun& p = *r.parallel;
+    const bool timed = has_timings(r) && !p.communication_ms.empty();
+    const bool measured = timed && p.allreduce_ms > 0;
+    // Oversubscribed ranks share processors, so their scaling says nothing and is not given.
+    const bool scales = timed && !p.oversubscribed && std::isfinite(p.scaling_efficiency);
+    return {std::to_string(p.ranks),
+            p.communicator,
+            boolean(p.oversubscribed),
+            timed ? fmt::format("{:.4f}", median_of(p.communication_ms) / r.stats.median_ms)
+                  : std::string(),
+            nonzero(p.gradient_bytes),
+            measured ? fixed3(p.algbw_gbps) : std::string(),
+            measured ? fixed3(p.busbw_gbps) : std::string(),
+            scales ? fmt::format("{:.4f}", p.scaling_efficiency) : std::string()};
+}
+
 Row make_row(const Provenance& p, const BackendRun& r) {
     const bool stepped = !r.warmup_losses.empty() || !r.losses.empty();
     Row row = identity_fields(p, r);
@@ -87,6 +108,8 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     row.push_back(stepped ? loss(r.last_loss()) : std::string());
     row.push_back(environment_warnings(p));
     row.push_back(r.loss_agreement);
+    const Row parallel = parallel_fields(r);
+    row.insert(row.end(), parallel.begin(), parallel.end());
     return row;
 }
 
@@ -132,7 +155,10 @@ std::vector<std::string> csv_columns() {
             "stddev_ms",      "min_ms",      "max_ms",          "p10_ms",         "p90_ms",
             "iqr_ms",         "cv",          "noisy",           "images_per_s",   "gflops",
             "forward_ms",     "backward_ms", "optimizer_ms",    "peak_memory_mb", "flops_per_step",
-            "first_loss",     "last_loss",   "environment_warnings", "loss_agreement"});
+            "first_loss",     "last_loss",   "environment_warnings", "loss_agreement",
+            "ranks",          "communicator", "oversubscribed", "communication_share",
+            "allreduce_bytes", "allreduce_algbw_gbps", "allreduce_busbw_gbps",
+            "scaling_efficiency"});
     // clang-format on
     return columns;
 }

@@ -56,6 +56,27 @@ std::string environment_warnings(const Provenance& p);
 // console table, and on stderr before the first backend runs.
 std::string environment_warning_lines(const Provenance& p);
 
+// A data-parallel row (docs/parallel.md): its ranks and how their gradients were averaged. The
+// row's batch, FLOPs and images/s are the global step's (every rank's together), its step times
+// the slowest rank's.
+struct ParallelRun {
+    int ranks = 1;
+    std::string communicator;     // "mpi", "nccl"
+    std::string algorithm;        // the all-reduce as the communicator does it
+    bool oversubscribed = false;  // more ranks than logical processors on some machine
+    bool overlap = true;          // buckets started during the backward pass
+    int buckets = 0;
+    int64_t gradient_bytes = 0;
+    // Per timed step, the slowest rank's time in the harness's communication calls.
+    std::vector<double> communication_ms;
+    // One all-reduce of gradient_bytes timed alone (nccl-tests): its time, algorithm bandwidth
+    // (bytes / time) and bus bandwidth (algbw * 2 (ranks - 1) / ranks), in GB/s.
+    double allreduce_ms = 0, algbw_gbps = 0, busbw_gbps = 0;
+    // Against the same backend at one rank in the same invocation: its median step over this
+    // one's (weak scaling); NaN when there is none, or when either was oversubscribed.
+    double scaling_efficiency = 0;
+};
+
 struct BackendRun {
     // Identity
     std::string backend;  // the config entry's name
@@ -78,8 +99,9 @@ struct BackendRun {
     std::vector<double> warmup_losses, losses;                  // every step's loss
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
     uint64_t peak_memory_bytes = 0;
-    std::string manifest_json;       // "{}" when none
-    std::optional<Profile> profile;  // when profiling was asked for
+    std::string manifest_json;            // "{}" when none
+    std::optional<Profile> profile;       // when profiling was asked for
+    std::optional<ParallelRun> parallel;  // a data-parallel run
 
     // Whether the first step's loss agrees with the other backends' of the invocation (same
     // weights, same data): "ok", "disagrees", or "" when there was nothing to compare it with

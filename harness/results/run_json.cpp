@@ -111,6 +111,38 @@ Profile profile_from(const json& j) {
     return p;
 }
 
+json parallel_json(const ParallelRun& p) {
+    return {{"ranks", p.ranks},
+            {"communicator", p.communicator},
+            {"algorithm", p.algorithm},
+            {"oversubscribed", p.oversubscribed},
+            {"overlap", p.overlap},
+            {"buckets", p.buckets},
+            {"gradient_bytes", p.gradient_bytes},
+            {"communication_ms", numbers(p.communication_ms)},
+            {"allreduce_ms", number(p.allreduce_ms)},
+            {"algbw_gbps", number(p.algbw_gbps)},
+            {"busbw_gbps", number(p.busbw_gbps)},
+            {"scaling_efficiency", number(p.scaling_efficiency)}};
+}
+
+ParallelRun parallel_from(const json& j) {
+    ParallelRun p;
+    p.ranks = j.at("ranks").get<int>();
+    p.communicator = j.at("communicator").get<std::string>();
+    p.algorithm = j.at("algorithm").get<std::string>();
+    p.oversubscribed = j.at("oversubscribed").get<bool>();
+    p.overlap = j.at("overlap").get<bool>();
+    p.buckets = j.at("buckets").get<int>();
+    p.gradient_bytes = j.at("gradient_bytes").get<int64_t>();
+    p.communication_ms = numbers_from(j.at("communication_ms"));
+    p.allreduce_ms = number_from(j.at("allreduce_ms"));
+    p.algbw_gbps = number_from(j.at("algbw_gbps"));
+    p.busbw_gbps = number_from(j.at("busbw_gbps"));
+    p.scaling_efficiency = number_from(j.at("scaling_efficiency"));
+    return p;
+}
+
 }  // namespace
 
 json to_json(const BackendRun& r) {
@@ -147,6 +179,7 @@ json to_json(const BackendRun& r) {
               {"loss_agreement", r.loss_agreement},
               {"loss_agreement_detail", r.loss_agreement_detail}};
     if (r.profile) j["profile"] = profile_json(*r.profile);
+    if (r.parallel) j["parallel"] = parallel_json(*r.parallel);
     return j;
 }
 
@@ -187,6 +220,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.manifest_json = manifest_from(j.at("manifest"));
     r.stats = stats_from(j.at("stats"));
     if (j.contains("profile")) r.profile = profile_from(j.at("profile"));
+    if (j.contains("parallel")) r.parallel = parallel_from(j.at("parallel"));
     // Added with schema_version 1 kept: files from before have neither.
     r.loss_agreement = j.value("loss_agreement", std::string());
     r.loss_agreement_detail = j.value("loss_agreement_detail", std::string());

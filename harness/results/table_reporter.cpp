@@ -18,7 +18,9 @@ const Cells kHeader{"backend",  "device",  "status",     "median ms", "IQR ms",
                     "images/s", "GFLOP/s", "first loss", "last loss"};
 
 std::string name_of(const BackendRun& r) {
-    return r.backend.empty() ? r.plugin : r.backend;
+    const std::string name = r.backend.empty() ? r.plugin : r.backend;
+    if (!r.parallel) return name;
+    return fmt::format("{} ({} rank{})", name, r.parallel->ranks, r.parallel->ranks > 1 ? "s" : "");
 }
 
 // An interrupted run's figures are those of the timed steps it completed (partial).
@@ -90,6 +92,22 @@ std::vector<std::string> footnotes(const BackendRun& r) {
                         "build of its plugin or other library versions; run harness check again");
     if (r.loss_agreement == "disagrees")
         notes.push_back(name + ": first-step loss disagrees \u2014 " + r.loss_agreement_detail);
+    if (r.parallel && has_timings(r) && !r.parallel->communication_ms.empty()) {
+        const ParallelRun& p = *r.parallel;
+        const double share = compute_stats(p.communication_ms, 0, 0).median_ms / r.stats.median_ms;
+        std::string note = fmt::format(
+            "{}: {}, {} bucket{}{}, communication {:.0f}% of the step; all-reduce of {:.1f} MB "
+            "alone: {:.3f} ms, algbw {:.2f} GB/s, busbw {:.2f} GB/s",
+            name, p.communicator, p.buckets, p.buckets == 1 ? "" : "s",
+            p.overlap ? " overlapped with the backward pass" : "", 100 * share,
+            static_cast<double>(p.gradient_bytes) / 1e6, p.allreduce_ms, p.algbw_gbps,
+            p.busbw_gbps);
+        if (p.oversubscribed)
+            note += "; oversubscribed (more ranks than processors): no scaling figure";
+        else if (std::isfinite(p.scaling_efficiency))
+            note += fmt::format("; weak-scaling efficiency {:.2f}", p.scaling_efficiency);
+        notes.push_back(note);
+    }
     if (has_timings(r) && r.stats.noisy && r.stats.median_ms > 0) {
         notes.push_back(fmt::format("{}: noisy, IQR/median {:.0f}%", name,
                                     100.0 * r.stats.iqr_ms / r.stats.median_ms));

@@ -2,6 +2,7 @@
 
 #include "exit_codes.hpp"
 #include "results/reporter.hpp"
+#include "results/scaling.hpp"
 #include "run/child_process.hpp"
 #include "run/provenance.hpp"
 #include "run/scratch_dir.hpp"
@@ -19,13 +20,14 @@ namespace fs = std::filesystem;
 namespace {
 
 results::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
-                            const fs::path& scratch) {
+                            int ranks, const fs::path& scratch) {
     WorkerJob job;
     job.config_path = request.config_path;
     job.backend = index;
     job.overrides = request.overrides;
     job.profiling = request.profiling;
-    job.result_path = (scratch / fmt::format("worker-{}.json", index)).string();
+    job.ranks = ranks;
+    job.result_path = (scratch / fmt::format("worker-{}-{}.json", index, ranks)).string();
     if (request.adjust_job) request.adjust_job(job);
     return launch_worker(config, job,
                          timeout_of(config, config.backends.at(static_cast<size_t>(index))));
@@ -69,18 +71,27 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
         std::fputs(results::environment_warning_lines(provenance).c_str(), stderr);
     reporter.report_context(provenance);
     ScratchDir scratch;
-    const size_t count = request.entries.size();
-    for (size_t i = 0; i < count; ++i) {
-        const auto& entry = config.backends.at(static_cast<size_t>(request.entries[i]));
+    // Each entry at each of the config's rank counts (docs/parallel.md), or once as a plain run.
+    std::vector<std::pair<int, int>> jobs;
+    for (int entry : request.entries) {
+        if (config.parallel.ranks.empty()) jobs.emplace_back(entry, 0);
+        for (int ranks : config.parallel.ranks) jobs.emplace_back(entry, ranks);
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const auto [index, ranks] = jobs[i];
+        const auto& entry = config.backends.at(static_cast<size_t>(index));
         if (request.announce)
-            std::fprintf(stderr, "[%zu/%zu] %s (%s on %s)\n", i + 1, count, entry.name.c_str(),
-                         entry.plugin.c_str(), entry.device.c_str());
-        results::BackendRun run = run_one(config, request, request.entries[i], scratch.path());
+            std::fprintf(
+                stderr, "[%zu/%zu] %s (%s on %s%s)\n", i + 1, jobs.size(), entry.name.c_str(),
+                entry.plugin.c_str(), entry.device.c_str(),
+                ranks > 0 ? fmt::format(", {} rank{}", ranks, ranks > 1 ? "s" : "").c_str() : "");
+        results::BackendRun run = run_one(config, request, index, ranks, scratch.path());
         if (request.on_finished) request.on_finished(run);
         if (request.announce)
             std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),
                          run.message.empty() ? "" : ": ", run.message.c_str());
         outcome.runs.push_back(std::move(run));
+        results::fill_scaling_efficiency(outcome.runs);
         if (request.on_runs) request.on_runs(outcome.runs);
         reporter.report_runs(outcome.runs);
         if (interrupted()) {

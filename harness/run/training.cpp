@@ -2,6 +2,9 @@
 
 #include "data/dump.hpp"
 #include "data/perturbation.hpp"
+#include "run/progress.hpp"
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +69,10 @@ Training::Training(model::Graph model_graph, const config::RunConfig& config,
 void Training::step(int k, bool timed, results::BackendRun& run) {
     const auto start = Clock::now();
     hb_step_result r = session->step(k % batch_count);
-    const double ms = ms_since(start);
+    record(r, ms_since(start), timed, run);
+}
+
+void Training::record(const hb_step_result& r, double ms, bool timed, results::BackendRun& run) {
     (timed ? run.samples_ms : run.warmup_ms).push_back(ms);
     (timed ? run.losses : run.warmup_losses).push_back(r.loss);
     if (!std::isfinite(r.loss)) run.nonfinite_loss = true;
@@ -104,6 +110,32 @@ void Training::write_tensors(const std::string& dir, const std::string& which,
         if (out[i])
             data::write_npy((folder / (graph.tensors[i].name + ".npy")).string(),
                             graph.tensors[i].shape, out[i]);
+}
+
+bool time_steps(Training& training, results::BackendRun& run,
+                const std::function<void(int, bool)>& step, const std::function<bool()>& stop) {
+    Progress progress(run.backend, run.warmup, run.iterations);
+    const int total = run.warmup + run.iterations;
+    int done = 0;
+    while (done < total && !stop()) {
+        step(done, done >= run.warmup);
+        progress.step(++done);
+    }
+    progress.done();
+    training.finish(run);
+    run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
+    if (done == total) return false;
+    run.status = results::Status::interrupted;
+    if (done > run.warmup)
+        run.message = fmt::format(
+            "interrupted after {} of {} timed steps (partial: the figures are from those steps)",
+            done - run.warmup, run.iterations);
+    else if (done > 0)
+        run.message = fmt::format("interrupted after {} of {} warm-up steps, before any timed step",
+                                  done, run.warmup);
+    else
+        run.message = "interrupted before the first step";
+    return true;
 }
 
 }  // namespace harness::run

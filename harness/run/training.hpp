@@ -9,6 +9,7 @@
 #include "run/plugin_library.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,9 @@ struct Training {
 
     // Step k of the run (counting from 0) on its batch; records time, loss and phases.
     void step(int k, bool timed, results::BackendRun& run);
+    // Records a step that took `ms` and what the plugin said of it.
+    static void record(const hb_step_result& result, double ms, bool timed,
+                       results::BackendRun& run);
     // The session's peak memory and manifest into `run`, whose status becomes ok.
     void finish(results::BackendRun& run);
     // Writes `which` ("gradient" or "state") of every tensor as DIR/<folder>/<name>.npy (folder:
@@ -40,5 +44,11 @@ struct Training {
     void write_tensors(const std::string& dir, const std::string& which,
                        const std::string& folder_name = "");
 };
+
+// The run's warm-up and timed steps, `step(k, timed)` each, until they are done or `stop()` says
+// so between two; then the session's figures and the statistics. True when it stopped early: the
+// row is `interrupted`, with the timed steps it completed and statistics from them.
+bool time_steps(Training& training, results::BackendRun& run,
+                const std::function<void(int, bool)>& step, const std::function<bool()>& stop);
 
 }  // namespace harness::run

@@ -7,15 +7,19 @@
 #include "results/atomic_file.hpp"
 #include "results/chrome_trace.hpp"
 #include "results/run_json.hpp"
+#include "run/data_parallel.hpp"
 #include "run/layer_timing.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
 #include "run/progress.hpp"
+#include "run/runner.hpp"
 #include "run/training.hpp"
 
 #include <fmt/format.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <optional>
 #include <tuple>
@@ -83,33 +87,6 @@ void install_stop_handler() {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
-}
-
-// True when the run was stopped before its last step: the row is `interrupted`, with the timed
-// steps it completed and statistics from them.
-bool time_steps(Training& training, results::BackendRun& run) {
-    Progress progress(run.backend, run.warmup, run.iterations);
-    const int total = run.warmup + run.iterations;
-    int done = 0;
-    while (done < total && g_stop == 0) {
-        training.step(done, done >= run.warmup, run);
-        progress.step(++done);
-    }
-    progress.done();
-    training.finish(run);
-    run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
-    if (done == total) return false;
-    run.status = results::Status::interrupted;
-    if (done > run.warmup)
-        run.message = fmt::format(
-            "interrupted after {} of {} timed steps (partial: the figures are from those steps)",
-            done - run.warmup, run.iterations);
-    else if (done > 0)
-        run.message = fmt::format("interrupted after {} of {} warm-up steps, before any timed step",
-                                  done, run.warmup);
-    else
-        run.message = "interrupted before the first step";
-    return true;
 }
 
 results::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
@@ -200,6 +177,8 @@ results::BackendRun run_job(const WorkerJob& job) {
         run.iterations = job.overrides.iterations;
     }
     try {
+        // Before any plugin library (and its threads) is loaded.
+        parallel::World* world = job.ranks > 0 ? &join_ranks(job) : nullptr;
         auto path = find_plugin(entry.plugin);
         if (!path) {
             run.status = results::Status::skipped;
@@ -219,6 +198,12 @@ results::BackendRun run_job(const WorkerJob& job) {
             std::tie(run.status, run.message) = *problem;
             return run;
         }
+        if (world) {
+            run_data_parallel(
+                job, config, entry, std::move(graph), library, *world, [] { return g_stop != 0; },
+                run);
+            return run;
+        }
         if (job.layer_timing) {
             time_layer_units(graph, config, entry, library, *job.layer_timing, run);
             return run;
@@ -228,7 +213,9 @@ results::BackendRun run_job(const WorkerJob& job) {
         if (job.capture) {
             capture_steps(training, run, job.capture->dir);
         } else {
-            const bool stopped = time_steps(training, run);
+            const bool stopped = time_steps(
+                training, run, [&](int k, bool timed) { training.step(k, timed, run); },
+                [] { return g_stop != 0; });
             if (!stopped && job.profiling.steps > 0)
                 profile_steps(training, library.can_profile(), config, job, run);
         }
@@ -257,13 +244,21 @@ int worker_main(const WorkerJob& job) {
         run.status = results::Status::failed;
         run.message = e.what();
     }
+    // Every rank of a data-parallel run writes its row; rank 0's is the run's.
+    const int rank = job.ranks > 0 ? launched_rank() : 0;
     try {
         // Plugin messages may hold bytes that are not UTF-8; they must not cost the result.
         const std::string json = results::json_text(results::to_json(run));
-        results::write_file_atomically(job.result_path, json);
+        results::write_file_atomically(rank_result_path(job.result_path, rank), json);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness worker: %s\n", e.what());
         return kExitOutputFailed;
+    }
+    if (job.ranks > 1 && is_failure(run.status)) {
+        // The other ranks may wait for this one in a collective call: mpirun ends them all when
+        // one rank leaves without finalising MPI.
+        std::fflush(nullptr);
+        std::_Exit(kExitBackendFailed);
     }
     return kExitOk;
 }

@@ -1,5 +1,7 @@
 #include "run/worker_job.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace harness::run {
@@ -42,11 +44,37 @@ results::BackendRun describe_entry(const config::RunConfig& config,
     return run;
 }
 
-std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job) {
-    std::vector<std::string> argv = {harness,         "__worker",
-                                     job.config_path, job.result_path,
-                                     "--warmup",      std::to_string(job.overrides.warmup),
-                                     "--iterations",  std::to_string(job.overrides.iterations)};
+std::string rank_result_path(const std::string& result_path, int rank) {
+    return rank == 0 ? result_path : result_path + ".rank-" + std::to_string(rank);
+}
+
+namespace {
+
+// mpirun's own options for `job` (Open MPI 4): more ranks than cores are allowed (the rows say so),
+// each rank's threads are left unbound, and root may launch, as in a container.
+std::vector<std::string> mpirun_arguments(const std::string& mpirun, const WorkerJob& job,
+                                          const config::RunConfig& config) {
+    std::vector<std::string> argv = {
+        mpirun, "-np", std::to_string(job.ranks), "--oversubscribe", "--bind-to", "none"};
+    if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+    if (!config.parallel.hostfile.empty())
+        argv.insert(argv.end(), {"--hostfile", config.parallel.hostfile});
+    return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job,
+                                          const config::RunConfig& config,
+                                          const std::string& mpirun) {
+    std::vector<std::string> argv;
+    if (job.ranks > 1) argv = mpirun_arguments(mpirun, job, config);
+    const std::vector<std::string> worker = {
+        harness,         "__worker",
+        job.config_path, job.result_path,
+        "--warmup",      std::to_string(job.overrides.warmup),
+        "--iterations",  std::to_string(job.overrides.iterations)};
+    argv.insert(argv.end(), worker.begin(), worker.end());
     if (const int* index = std::get_if<int>(&job.backend))
         argv.insert(argv.end(), {"--entry", std::to_string(*index)});
     else
@@ -60,6 +88,8 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
         argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
                                  std::to_string(job.capture->perturb_bits)});
     if (job.unit >= 0) argv.insert(argv.end(), {"--unit", std::to_string(job.unit)});
+    if (job.ranks > 0) argv.insert(argv.end(), {"--ranks", std::to_string(job.ranks)});
+    if (job.same_batch) argv.push_back("--same-batch");
     if (const auto& t = job.layer_timing)
         argv.insert(argv.end(), {"--layer-units", t->units, "--layer-repetitions",
                                  std::to_string(t->repetitions), "--layer-iterations",

@@ -53,6 +53,10 @@ struct WorkerJob {
     // Non-negative: the graph is layer configuration `unit` of the model alone
     // (model::unit_graph of model::layer_units), not the model.
     int unit = -1;
+    // Positive: a data-parallel run of this many ranks (config.parallel; docs/parallel.md), each
+    // rank a worker; more than one are launched through mpirun.
+    int ranks = 0;
+    bool same_batch = false;  // every rank trains on the same batch (the rank check)
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);
@@ -63,7 +67,14 @@ results::BackendRun describe_entry(const config::RunConfig& config,
                                    const config::BackendEntry& entry, const StepCounts& overrides,
                                    const model::Graph& graph);
 
-// The command line that makes `harness` (at path `harness`) run this job.
-std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job);
+// The command line that makes `harness` (at path `harness`) run this job: through mpirun when it
+// has more than one rank (`mpirun` is mpirun's path; docs/parallel.md).
+std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job,
+                                          const config::RunConfig& config,
+                                          const std::string& mpirun = "mpirun");
+
+// Where rank `rank` of a data-parallel job writes its row: rank 0 (and any other job) at
+// `result_path`, rank r at `result_path`.rank-r.
+std::string rank_result_path(const std::string& result_path, int rank);
 
 }  // namespace harness::run

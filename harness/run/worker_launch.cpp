@@ -3,6 +3,7 @@
 #include "model/hourglass.hpp"
 #include "results/run_json.hpp"
 #include "run/child_process.hpp"
+#include "run/runner.hpp"
 
 #include <fmt/format.h>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -18,15 +19,57 @@ double timeout_of(const config::RunConfig& config, const config::BackendEntry& e
     return entry.timeout_s > 0 ? entry.timeout_s : config.timeout_s;
 }
 
+namespace {
+
+// The row of a data-parallel run that one of its ranks ended: the first rank's row that failed,
+// when rank 0 wrote none or an unfinished one (docs/parallel.md).
+std::optional<results::BackendRun> rank_failure(const WorkerJob& job) {
+    auto read = [](const std::string& path) -> std::optional<results::BackendRun> {
+        std::ifstream in(path);
+        if (!in) return std::nullopt;
+        try {
+            return results::backend_run_from_json(nlohmann::json::parse(in));
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+    };
+    const auto first = read(job.result_path);
+    if (first && !is_failure(first->status)) return std::nullopt;
+    if (first) return first;
+    for (int rank = 1; rank < job.ranks; ++rank)
+        if (auto run = read(rank_result_path(job.result_path, rank));
+            run && is_failure(run->status)) {
+            run->message = fmt::format("rank {} of {}: {}", rank, job.ranks, run->message);
+            return run;
+        }
+    return std::nullopt;
+}
+
+}  // namespace
+
 results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
                                   double timeout_s) {
-    ChildProcess child(worker_arguments(boost::dll::program_location().string(), job));
-    const ExitInfo exit = child.wait(timeout_s);
     // The row of a worker that wrote none.
     auto unfinished = [&] {
-        return describe_entry(config, entry_for(config, job), job.overrides,
-                              model::build_hourglass(config.model));
+        results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
+                                                 model::build_hourglass(config.model));
+        if (job.ranks > 0) run.parallel.emplace().ranks = job.ranks;
+        return run;
     };
+    std::string mpirun;
+    if (job.ranks > 1 && (mpirun = find_executable("mpirun")).empty()) {
+        results::BackendRun run = unfinished();
+        run.status = results::Status::skipped;
+        run.message = fmt::format(
+            "{} ranks need mpirun, which is not on PATH (scripts/setup.sh installs Open MPI)",
+            job.ranks);
+        return run;
+    }
+    ChildProcess child(
+        worker_arguments(boost::dll::program_location().string(), job, config, mpirun));
+    const ExitInfo exit = child.wait(timeout_s);
+    if (job.ranks > 1 && !exit.timed_out && !exit.interrupted)
+        if (auto run = rank_failure(job)) return *run;
 
     // A worker that was stopped (interrupted, or past its deadline) still writes what it
     // measured when it can: the steps it completed are kept.
