@@ -9,6 +9,20 @@ else()
   hb_add_skipped_test(libtorch_test "${reason}")
 endif()
 
+# The data-parallel steps of the LibTorch backend through the harness's plugin classes; skipped,
+# with the reason, where the plugin is not built.
+hb_add_test(libtorch_split_step_test
+  SOURCES libtorch_split_step_test.cpp
+  LIBS hb_run hb_model hb_data hb_check)
+if(TARGET hb_libtorch)
+  add_dependencies(libtorch_split_step_test hb_libtorch)
+  set(HB_LIBTORCH_SKIP_REASON "")
+else()
+  hb_plugin_skip_reason(libtorch HB_LIBTORCH_SKIP_REASON)
+endif()
+target_compile_definitions(libtorch_split_step_test PRIVATE
+  HB_LIBTORCH_SKIP_REASON="${HB_LIBTORCH_SKIP_REASON}")
+
 # The plugin's profiling logic that needs neither LibTorch nor a GPU, built from its source alone.
 hb_add_test(libtorch_events_test
   SOURCES libtorch_events_test.cpp ${PROJECT_SOURCE_DIR}/plugins/libtorch/op_events.cpp

@@ -111,8 +111,13 @@ CudnnSession::CudnnSession(const hb_session_desc& desc) : settings_(checked_sett
     start_ = make_event();
     forward_end_ = make_event();
     backward_end_ = make_event();
+    update_start_ = make_event();
     end_ = make_event();
     losses_ = PinnedBuffer(size_t(std::max(plan.loss_count(), 1)) * sizeof(double));
+    buffer_of_tensor_.assign(plan.tensors().size(), -1);
+    const std::vector<int> order = step_->gradient_order();
+    for (size_t i = 0; i < order.size(); ++i)
+        buffer_of_tensor_[size_t(order[i])] = static_cast<int32_t>(i);
 }
 
 CudnnSession::~CudnnSession() {
@@ -260,10 +265,37 @@ const void* CudnnSession::step_input(const float* nchw, float* layout, void* sto
     return storage;
 }
 
-// Everything of one step after the batch is on the device: with host placement the batch's
-// conversion to the step's layout and storage, then forward, backward and optimizer, with the
-// phase events in between.
-void CudnnSession::enqueue_step(int batch) {
+void CudnnSession::enqueue_batch(int batch) {
+    const cudaStream_t s = stream_.get();
+    OperationTimes& times = step_->operation_times();
+    record_event(start_.get(), s);
+    // The batch goes into fixed buffers (from host memory, or between device buffers for a
+    // graph), so one graph serves every batch.
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(batch)].data(),
+                                     staged_input_.bytes(), cudaMemcpyHostToDevice, s));
+        });
+        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(batch)].data(),
+                                     staged_target_.bytes(), cudaMemcpyHostToDevice, s));
+        });
+    } else if (settings_.cuda_graphs) {
+        times.run({-1, HB_PHASE_REORDER, op::memcpy_device_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(batch)].get(),
+                                     graph_input_.bytes(), cudaMemcpyDeviceToDevice, s));
+        });
+        times.run({-1, HB_PHASE_REORDER, op::memcpy_device_to_device}, [&] {
+            HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(batch)].get(),
+                                     graph_target_.bytes(), cudaMemcpyDeviceToDevice, s));
+        });
+    }
+}
+
+// Everything of a step's first half after the batch is on the device: with host placement the
+// batch's conversion to the step's layout and storage, then forward and backward, with the phase
+// events in between.
+void CudnnSession::enqueue_passes(int batch, const std::function<void(int tensor)>& final) {
     const cudaStream_t s = stream_.get();
     const void* input = nullptr;
     const float* target = nullptr;
@@ -286,9 +318,34 @@ void CudnnSession::enqueue_step(int batch) {
     }
     step_->forward(input, target);
     record_event(forward_end_.get(), s);
-    step_->backward(target);
+    step_->backward(target, final);
     record_event(backward_end_.get(), s);
+}
+
+void CudnnSession::enqueue_update() {
+    record_event(update_start_.get(), stream_.get());
     step_->optimize();
+}
+
+void CudnnSession::enqueue_step(int batch) {
+    enqueue_passes(batch, {});
+    enqueue_update();
+}
+
+void CudnnSession::enqueue_losses() {
+    const size_t loss_bytes = size_t(step_->plan().loss_count()) * sizeof(double);
+    if (loss_bytes)
+        step_->operation_times().run({-1, HB_PHASE_TRANSFER, op::memcpy_device_to_host}, [&] {
+            HB_CHECK(cudaMemcpyAsync(losses_.get(), step_->losses(), loss_bytes,
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+        });
+}
+
+double CudnnSession::sum_losses() const {
+    double loss = 0;
+    const auto* losses = static_cast<const double*>(losses_.get());
+    for (int i = 0; i < step_->plan().loss_count(); ++i) loss += losses[i];
+    return loss;
 }
 
 GraphExec CudnnSession::capture(int batch) {
@@ -303,36 +360,14 @@ GraphExec CudnnSession::capture(int batch) {
 }
 
 hb::StepResult CudnnSession::step(int32_t batch) {
-    const bool host = settings_.placement == HB_PLACEMENT_HOST;
     ErrorContext context("step");
     const cudaStream_t s = stream_.get();
     OperationTimes& times = step_->operation_times();
     StepScope scope(times);
 
     log_.begin_step();
-    record_event(start_.get(), s);
     times.begin_step(log_.enabled());
-    // The batch goes into fixed buffers (from host memory, or between device buffers for a
-    // graph), so one graph serves every batch.
-    if (host) {
-        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device}, [&] {
-            HB_CHECK(cudaMemcpyAsync(staged_input_.get(), host_inputs_[size_t(batch)].data(),
-                                     staged_input_.bytes(), cudaMemcpyHostToDevice, s));
-        });
-        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device}, [&] {
-            HB_CHECK(cudaMemcpyAsync(staged_target_.get(), host_targets_[size_t(batch)].data(),
-                                     staged_target_.bytes(), cudaMemcpyHostToDevice, s));
-        });
-    } else if (settings_.cuda_graphs) {
-        times.run({-1, HB_PHASE_REORDER, op::memcpy_device_to_device}, [&] {
-            HB_CHECK(cudaMemcpyAsync(graph_input_.get(), device_inputs_[size_t(batch)].get(),
-                                     graph_input_.bytes(), cudaMemcpyDeviceToDevice, s));
-        });
-        times.run({-1, HB_PHASE_REORDER, op::memcpy_device_to_device}, [&] {
-            HB_CHECK(cudaMemcpyAsync(graph_target_.get(), device_targets_[size_t(batch)].get(),
-                                     graph_target_.bytes(), cudaMemcpyDeviceToDevice, s));
-        });
-    }
+    enqueue_batch(batch);
     if (settings_.cuda_graphs && eager_steps_ > 0) {
         // A profiled step replays its own graph, captured with the events of its operations; an
         // unprofiled one the graph without them, so it costs what it did before profiling.
@@ -349,22 +384,75 @@ hb::StepResult CudnnSession::step(int32_t batch) {
         ++eager_steps_;
     }
     record_event(end_.get(), s);
-    const Plan& plan = step_->plan();
-    const size_t loss_bytes = size_t(plan.loss_count()) * sizeof(double);
-    if (loss_bytes)
-        times.run({-1, HB_PHASE_TRANSFER, op::memcpy_device_to_host}, [&] {
-            HB_CHECK(cudaMemcpyAsync(losses_.get(), step_->losses(), loss_bytes,
-                                     cudaMemcpyDeviceToHost, s));
-        });
+    enqueue_losses();
     HB_CHECK(cudaStreamSynchronize(s));
     times.finish(log_, track);
 
     hb::StepResult result;
-    const auto* losses = static_cast<const double*>(losses_.get());
-    for (int i = 0; i < plan.loss_count(); ++i) result.loss += losses[i];
+    result.loss = sum_losses();
     result.forward_ms = elapsed(start_.get(), forward_end_.get());
     result.backward_ms = elapsed(forward_end_.get(), backward_end_.get());
-    result.optimizer_ms = elapsed(backward_end_.get(), end_.get());
+    result.optimizer_ms = elapsed(update_start_.get(), end_.get());
+    return result;
+}
+
+void CudnnSession::refuse_split(const char* call) const {
+    if (settings_.cuda_graphs)
+        throw hb::Error(std::string(call) +
+                            ": option 'cuda_graphs' captures forward, backward and update as one "
+                            "CUDA graph, which cannot stop between them; set it to false for "
+                            "data-parallel steps",
+                        HB_UNSUPPORTED);
+}
+
+std::vector<hb_gradient_buffer> CudnnSession::gradient_buffers() {
+    refuse_split("gradient_buffers");
+    const Plan& plan = step_->plan();
+    std::vector<hb_gradient_buffer> buffers;
+    for (int t : step_->gradient_order()) {
+        const TensorPlan& tensor = plan.tensors()[size_t(t)];
+        buffers.push_back(
+            {t, HB_MEMORY_DEVICE, step_->gradients() + tensor.offset, tensor.elements});
+    }
+    return buffers;
+}
+
+void* CudnnSession::gradient_stream() {
+    return stream_.get();
+}
+
+hb::StepResult CudnnSession::forward_backward(int32_t batch, const hb::GradientReady& ready) {
+    refuse_split("forward_backward");
+    if (log_.enabled())
+        throw hb::Error(
+            "forward_backward: a profiled step's operations are held to the order of a whole "
+            "step, which a split one does not follow; turn profiling off for data-parallel steps",
+            HB_UNSUPPORTED);
+    ErrorContext context("forward_backward");
+    OperationTimes& times = step_->operation_times();
+    StepScope scope(times);
+    log_.begin_step();
+    times.begin_step(false);
+    enqueue_batch(batch);
+    enqueue_passes(batch, [&](int tensor) { ready(buffer_of_tensor_[size_t(tensor)]); });
+    enqueue_losses();
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+
+    hb::StepResult result;
+    result.loss = sum_losses();
+    result.forward_ms = elapsed(start_.get(), forward_end_.get());
+    result.backward_ms = elapsed(forward_end_.get(), backward_end_.get());
+    return result;
+}
+
+hb::StepResult CudnnSession::apply_update() {
+    ErrorContext context("apply_update");
+    const cudaStream_t s = stream_.get();
+    enqueue_update();
+    record_event(end_.get(), s);
+    HB_CHECK(cudaStreamSynchronize(s));
+    hb::StepResult result;
+    result.optimizer_ms = elapsed(update_start_.get(), end_.get());
     return result;
 }
 

@@ -1,6 +1,8 @@
 // A training session of the cuDNN backend on one CUDA device: the step (step.hpp), the batches,
 // optional CUDA graphs of the step, phase timing with events, per-operation events when profiled
-// (operation_times.hpp), and state transfer in the canonical host format.
+// (operation_times.hpp), and state transfer in the canonical host format. A step enqueues its
+// batch, forward and backward, then the update; the harness may also call the halves one at a
+// time (ABI 2.2), with the gradient block's tensors as the gradient buffers between them.
 #pragma once
 
 #include "handles.hpp"
@@ -9,6 +11,7 @@
 #include "options.hpp"
 #include "step.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,13 +35,30 @@ public:
     std::string manifest_json() override;
     void set_profiling(bool enabled) override;
     const std::vector<hb_event>& events() override;
+    // Data-parallel steps (ABI 2.2). Refused with cuda_graphs (one graph holds the whole step)
+    // and while profiling (a profiled step's operations are held to the whole step's order).
+    std::vector<hb_gradient_buffer> gradient_buffers() override;
+    void* gradient_stream() override;
+    hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
+    hb::StepResult apply_update() override;
 
     // The track of every event: the step runs on one stream.
     static constexpr const char* track = "stream 0";
 
 private:
     static Settings checked_settings(const hb_session_desc& desc);
+    // A step's first half, from its start mark: the batch copied into the step's fixed buffers
+    // (host placement, or a captured step).
+    void enqueue_batch(int batch);
+    // Then forward and backward (`final` as TrainingStep::backward's), and the update: what a
+    // captured step holds.
+    void enqueue_passes(int batch, const std::function<void(int tensor)>& final);
+    void enqueue_update();
     void enqueue_step(int batch);
+    // Enqueues the losses' copy to the host; sum_losses reads them once it is complete.
+    void enqueue_losses();
+    double sum_losses() const;
+    void refuse_split(const char* call) const;
     // The batch input as the step reads it, enqueued from NCHW float32 on the device: through
     // `layout` (float32) into NHWC when the session's layout is, and into `storage` in bf16 math.
     // Returns where it is, `nchw` itself when neither applies.
@@ -54,7 +74,7 @@ private:
     CudnnHandle cudnn_;
     uint64_t handle_bytes_ = 0;  // what creating the cuDNN handle took from the device
     std::unique_ptr<TrainingStep> step_;
-    Event start_, forward_end_, backward_end_, end_;
+    Event start_, forward_end_, backward_end_, update_start_, end_;
     PinnedBuffer losses_;
 
     int64_t input_elements_ = 0, target_elements_ = 0;
@@ -71,6 +91,7 @@ private:
     int64_t eager_steps_ = 0;
     hb::EventLog log_;  // the last step's events when profiled
     std::string device_name_, compute_capability_;
+    std::vector<int32_t> buffer_of_tensor_;  // each trainable tensor's gradient buffer
 };
 
 }  // namespace cudnn_backend

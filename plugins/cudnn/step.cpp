@@ -30,14 +30,42 @@ void TrainingStep::forward(const void* input, const float* target) {
     }
 }
 
-void TrainingStep::backward(const float* target) {
+void TrainingStep::backward(const float* target, const std::function<void(int tensor)>& final) {
     target_ = target;
     for (size_t i = layers_.size(); i-- > 0;) {
         const LayerPlan& layer = plan_->layers()[i];
         if (!layer.runs_backward) continue;
-        ErrorContext context("layer '" + layer.name + "' (backward)");
-        backward_layer(layer, layers_[i]);
+        {
+            ErrorContext context("layer '" + layer.name + "' (backward)");
+            backward_layer(layer, layers_[i]);
+        }
+        if (final)
+            for (int t : trainable_tensors(layer)) final(t);
     }
+    if (!final) return;
+    for (const LayerPlan& layer : plan_->layers())
+        if (!layer.runs_backward)
+            for (int t : trainable_tensors(layer)) final(t);
+}
+
+std::vector<int> TrainingStep::trainable_tensors(const LayerPlan& layer) const {
+    std::vector<int> out;
+    for (int t : {layer.weight, layer.bias})
+        if (t >= 0 && tensor_plan(t).trainable) out.push_back(t);
+    return out;
+}
+
+std::vector<int> TrainingStep::gradient_order() const {
+    std::vector<int> order;
+    for (size_t i = layers_.size(); i-- > 0;) {
+        const LayerPlan& layer = plan_->layers()[i];
+        if (layer.runs_backward)
+            for (int t : trainable_tensors(layer)) order.push_back(t);
+    }
+    for (const LayerPlan& layer : plan_->layers())
+        if (!layer.runs_backward)
+            for (int t : trainable_tensors(layer)) order.push_back(t);
+    return order;
 }
 
 void TrainingStep::optimize() {

@@ -30,6 +30,7 @@
 #include "options.hpp"
 #include "plan.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,8 +48,13 @@ public:
     // `input` (graph input shape, in the step's storage) and `target` (target shape, float32),
     // both in the session's layout, on the device, valid until the step's work is complete.
     void forward(const void* input, const float* target);
-    void backward(const float* target);
+    // `final`, when given, hears of each trainable tensor (its index) as soon as the work that
+    // writes its gradient is enqueued, in gradient_order().
+    void backward(const float* target, const std::function<void(int tensor)>& final = {});
     void optimize();  // also refreshes the bf16 copy of the parameters
+    // The trainable tensors in the order backward() makes their gradients final: those of the
+    // layers that run backward, in backward order, then the others, whose gradients stay zero.
+    std::vector<int> gradient_order() const;
     // After the parameters were written from outside the step (load_state).
     void parameters_changed();
 
@@ -116,6 +122,8 @@ private:
     float* tensor(int t) const;
     float* tensor_gradient(int t) const;
     const TensorPlan& tensor_plan(int t) const { return plan_->tensors()[size_t(t)]; }
+    // The trainable tensors of a layer that gradient_order() lists with it.
+    std::vector<int> trainable_tensors(const LayerPlan& layer) const;
     void forward_layer(const LayerPlan& layer, DeviceLayer& device);
     void batchnorm_forward(const LayerPlan& layer, DeviceLayer& device, const void* x, void* y);
     void backward_layer(const LayerPlan& layer, DeviceLayer& device);

@@ -12,6 +12,7 @@
 #if HB_LIBTORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
 
 namespace libtorch_backend {
@@ -76,6 +77,15 @@ std::string cuda_device_description(int index) {
            " MiB, sm_" + std::to_string(p->major) + std::to_string(p->minor);
 #else
     return "CUDA device " + std::to_string(index);
+#endif
+}
+
+void* current_stream(const c10::Device& device) {
+#if HB_LIBTORCH_CUDA
+    return c10::cuda::getCurrentCUDAStream(device.index()).stream();
+#else
+    throw hb::Error("the CUDA stream of " + device.str() + " needs a LibTorch built with CUDA",
+                    HB_UNSUPPORTED);
 #endif
 }
 

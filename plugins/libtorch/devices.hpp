@@ -21,6 +21,8 @@ int cuda_device_count();
 std::string cuda_unavailable_reason();
 std::string cuda_device_description(int index);
 
+// The cudaStream_t of the current CUDA stream of `device`, a CUDA device.
+void* current_stream(const c10::Device& device);
 // Returns when every operation queued on `device` has finished.
 void synchronize(const c10::Device& device);
 // The caching allocator's peak of allocated bytes on a CUDA device since the last

@@ -20,7 +20,7 @@ namespace libtorch_backend::profile {
 enum class Part : uint8_t {
     none,       // outside the parts below
     stage,      // the batch handed to the device (host placement)
-    zero_grad,  // the gradients of the last step dropped
+    zero_grad,  // the gradients of the last step zeroed
     forward,    // one layer's forward (with its layer index)
     loss,       // the sum of the loss layers and the backward pass's seed
     backward,   // loss.backward(): autograd's nodes

@@ -159,7 +159,16 @@ void OpProfiler::end() {
     const profile::Region region{layer_.load(std::memory_order_relaxed),
                                  static_cast<profile::Part>(part_.load(std::memory_order_relaxed))};
     if (timed_as_) {
-        if (profile::OpRecord* r = track().end()) end_record(*r);
+        // The operators the part ran are nested in its own event, which quieted RecordFunction
+        // as an operator's event does.
+        profile::TrackRecorder& t = track();
+        if (profile::OpRecord* r = t.end()) {
+            end_record(*r);
+            if (t.quiet) {
+                at::enableRecordFunction(true);
+                t.quiet = false;
+            }
+        }
         timed_as_ = nullptr;
     }
     sequence_map_.add(sequence_begin_, at::sequence_number::peek(), region);

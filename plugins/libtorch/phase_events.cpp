@@ -14,6 +14,7 @@ namespace libtorch_backend {
 struct PhaseEvents::Impl {
     c10::DeviceIndex device = 0;
     cudaEvent_t events[marks] = {};
+    double between(Mark from, Mark to) const;
 };
 
 PhaseEvents::PhaseEvents(const c10::Device& device) : impl_(std::make_unique<Impl>()) {
@@ -37,15 +38,19 @@ void PhaseEvents::record(Mark mark) {
     C10_CUDA_CHECK(cudaEventRecordWithFlags(impl_->events[mark], stream, flags));
 }
 
-void PhaseEvents::read(hb::StepResult& result) const {
-    auto between = [&](Mark from, Mark to) {
-        float ms = 0;
-        C10_CUDA_CHECK(cudaEventElapsedTime(&ms, impl_->events[from], impl_->events[to]));
-        return double(ms);
-    };
-    result.forward_ms = between(start, forward_end);
-    result.backward_ms = between(forward_end, backward_end);
-    result.optimizer_ms = between(backward_end, end);
+double PhaseEvents::Impl::between(Mark from, Mark to) const {
+    float ms = 0;
+    C10_CUDA_CHECK(cudaEventElapsedTime(&ms, events[from], events[to]));
+    return double(ms);
+}
+
+void PhaseEvents::read_passes(hb::StepResult& result) const {
+    result.forward_ms = impl_->between(start, forward_end);
+    result.backward_ms = impl_->between(forward_end, backward_end);
+}
+
+void PhaseEvents::read_update(hb::StepResult& result) const {
+    result.optimizer_ms = impl_->between(update_start, end);
 }
 
 #else
@@ -60,7 +65,9 @@ PhaseEvents::~PhaseEvents() = default;
 
 void PhaseEvents::record(Mark) {}
 
-void PhaseEvents::read(hb::StepResult&) const {}
+void PhaseEvents::read_passes(hb::StepResult&) const {}
+
+void PhaseEvents::read_update(hb::StepResult&) const {}
 
 #endif
 

@@ -13,7 +13,7 @@ namespace libtorch_backend {
 
 class PhaseEvents {
 public:
-    enum Mark { start, forward_end, backward_end, end, marks };
+    enum Mark { start, forward_end, backward_end, update_start, end, marks };
 
     // Throws hb::Error(HB_UNSUPPORTED) in a build without CUDA.
     explicit PhaseEvents(const c10::Device& device);
@@ -22,8 +22,10 @@ public:
     PhaseEvents& operator=(const PhaseEvents&) = delete;
 
     void record(Mark mark);  // on the device's current stream
-    // The phases between the marks of the latest step; call once the step has completed.
-    void read(hb::StepResult& result) const;
+    // The phases between the marks of the latest step, once its marks were reached: forward and
+    // backward, and the update.
+    void read_passes(hb::StepResult& result) const;
+    void read_update(hb::StepResult& result) const;
 
 private:
     struct Impl;

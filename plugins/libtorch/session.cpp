@@ -10,8 +10,14 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
+#include <utility>
 
 namespace libtorch_backend {
 namespace {
@@ -56,6 +62,71 @@ at::Tensor host_view(const float* data, at::IntArrayRef shape) {
 
 }  // namespace
 
+// Which gradient buffers are final, told to the listener of the backward pass running. On the CPU
+// the autograd engine runs every node on the thread that called backward(), so a hook after each
+// parameter's gradient accumulator tells of that buffer as soon as its gradient is in it. On CUDA
+// the accumulators run on the engine's device thread, and the gradients are ordered before the
+// caller's stream only once backward() returns: then every buffer not yet told of is, in list
+// order.
+struct TorchSession::Readiness {
+    using Accumulator =
+        decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
+
+    std::vector<Accumulator> accumulators;  // kept, so that they and their hooks last
+    std::vector<char> told;
+    const hb::GradientReady* listener = nullptr;
+    std::thread::id caller;
+
+    void begin(const hb::GradientReady* ready) {
+        std::fill(told.begin(), told.end(), 0);
+        listener = ready;
+        caller = std::this_thread::get_id();
+    }
+    void tell(size_t buffer) {
+        if (told[buffer]) return;
+        told[buffer] = 1;
+        if (listener) (*listener)(static_cast<int32_t>(buffer));
+    }
+    void tell_rest() {
+        for (size_t i = 0; i < told.size(); ++i) tell(i);
+    }
+};
+
+namespace {
+
+class FinalGradientHook final : public torch::autograd::FunctionPostHook {
+public:
+    FinalGradientHook(TorchSession::Readiness& readiness, size_t buffer)
+        : readiness_(readiness), buffer_(buffer) {}
+    torch::autograd::variable_list operator()(
+        const torch::autograd::variable_list& outputs,
+        const torch::autograd::variable_list& /*inputs*/) override {
+        if (std::this_thread::get_id() == readiness_.caller) readiness_.tell(buffer_);
+        return outputs;
+    }
+
+private:
+    TorchSession::Readiness& readiness_;
+    size_t buffer_;
+};
+
+// Between begin() and the end of the scope, the backward pass's readiness has a listener.
+class Listening {
+public:
+    Listening(TorchSession::Readiness& readiness, const hb::GradientReady* ready)
+        : readiness_(readiness) {
+        readiness_.begin(ready);
+    }
+    ~Listening() { readiness_.listener = nullptr; }
+    Listening(const Listening&) = delete;
+    Listening& operator=(const Listening&) = delete;
+
+private:
+    TorchSession::Readiness& readiness_;
+};
+
+}  // namespace
+
 TorchSession::TorchSession(const hb_session_desc& desc)
     : settings_(configure_process(parse_settings(desc))),
       format_(memory_format(settings_)),
@@ -68,6 +139,31 @@ TorchSession::TorchSession(const hb_session_desc& desc)
         captured_step_ = std::make_unique<CapturedStep>(settings_.device);
         static_input_ = at::empty(network_.input_shape(), device_options(), format_);
         static_target_ = at::empty(network_.target_shape(), device_options(), format_);
+    }
+    set_up_gradients();
+}
+
+TorchSession::~TorchSession() = default;
+
+void TorchSession::set_up_gradients() {
+    at::NoGradGuard no_grad;
+    std::vector<int> order;
+    for (int i = 0; i < network_.num_tensors(); ++i)
+        if (network_.spec(i).trainable) order.push_back(i);
+    // Autograd runs the nodes in the reverse order of their creation, so the parameters of later
+    // layers are final first.
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return network_.spec(a).layer > network_.spec(b).layer; });
+    readiness_ = std::make_unique<Readiness>();
+    readiness_->told.assign(order.size(), 0);
+    for (size_t k = 0; k < order.size(); ++k) {
+        const at::Tensor& p = network_.tensor(order[k]);
+        p.mutable_grad() = at::zeros_like(p);
+        gradients_.push_back(p.grad());
+        gradient_tensors_.push_back(order[k]);
+        auto accumulator = torch::autograd::impl::grad_accumulator(p);
+        accumulator->add_post_hook(std::make_unique<FinalGradientHook>(*readiness_, k));
+        readiness_->accumulators.push_back(std::move(accumulator));
     }
 }
 
@@ -115,33 +211,38 @@ std::pair<at::Tensor, at::Tensor> TorchSession::stage(size_t b) const {
 }
 
 void TorchSession::clear_gradients(OpProfiler* profiler) {
-    // As optimizer.zero_grad(set_to_none=True): the backward pass writes fresh gradients instead
-    // of adding to zeroed ones. No operator runs, so a profile shows this as one operation.
+    // As optimizer.zero_grad(set_to_none=False): the gradients keep their storage, which the
+    // gradient buffers point at, and the backward pass adds to them in place. A profile shows
+    // this as one operation.
     if (profiler) profiler->begin(profile::Part::zero_grad, -1, "zero_grad");
-    for (int i = 0; i < network_.num_tensors(); ++i)
-        if (network_.spec(i).trainable) network_.tensor(i).mutable_grad().reset();
+    if (optimizer_.multi_tensor()) {
+        at::_foreach_zero_(gradients_);
+    } else {
+        for (at::Tensor& g : gradients_) g.zero_();
+    }
     if (profiler) profiler->end();
 }
 
-at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target,
-                               hb::StepResult* times, OpProfiler* profiler) {
+at::Tensor TorchSession::passes(const at::Tensor& input, const at::Tensor& target,
+                                hb::StepResult* times, OpProfiler* profiler,
+                                const hb::GradientReady* ready) {
     const auto start = Clock::now();
     clear_gradients(profiler);
     at::Tensor loss = network_.forward(input, target, profiler);
     const auto forward_end = Clock::now();
     if (events_) events_->record(PhaseEvents::forward_end);
-    if (profiler) profiler->begin(profile::Part::backward);
-    loss.backward();
-    if (profiler) profiler->end();
-    const auto backward_end = Clock::now();
-    if (events_) events_->record(PhaseEvents::backward_end);
-    optimizer_.step(profiler);
-    if (events_) events_->record(PhaseEvents::end);
-    if (times) {
-        const auto end = Clock::now();
-        times->forward_ms = milliseconds(start, forward_end);
-        times->backward_ms = milliseconds(forward_end, backward_end);
-        times->optimizer_ms = milliseconds(backward_end, end);
+    {
+        const Listening listening(*readiness_, ready);
+        if (profiler) profiler->begin(profile::Part::backward);
+        loss.backward();
+        if (profiler) profiler->end();
+        const auto backward_end = Clock::now();
+        if (events_) events_->record(PhaseEvents::backward_end);
+        readiness_->tell_rest();
+        if (times) {
+            times->forward_ms = milliseconds(start, forward_end);
+            times->backward_ms = milliseconds(forward_end, backward_end);
+        }
     }
     if (profiler) profiler->begin(profile::Part::loss);
     at::Tensor detached = loss.detach();
@@ -149,18 +250,50 @@ at::Tensor TorchSession::train(const at::Tensor& input, const at::Tensor& target
     return detached;
 }
 
+void TorchSession::update(hb::StepResult* times, OpProfiler* profiler) {
+    const auto start = Clock::now();
+    if (events_) events_->record(PhaseEvents::update_start);
+    optimizer_.step(profiler);
+    if (events_) events_->record(PhaseEvents::end);
+    if (times) times->optimizer_ms = milliseconds(start, Clock::now());
+}
+
+at::Tensor TorchSession::eager_passes(size_t b, hb::StepResult& result, OpProfiler* profiler,
+                                      const hb::GradientReady* ready) {
+    const bool cpu = settings_.device.is_cpu();
+    const auto start = Clock::now();
+    if (events_) events_->record(PhaseEvents::start);
+    if (profiler) profiler->begin(profile::Part::stage);
+    const auto [input, target] = stage(b);
+    if (profiler) profiler->end();
+    const auto staged = Clock::now();
+    at::Tensor loss = passes(input, target, cpu ? &result : nullptr, profiler, ready);
+    if (cpu) result.forward_ms += milliseconds(start, staged);
+    return loss;
+}
+
+double TorchSession::read_loss(const at::Tensor& loss, OpProfiler* profiler) {
+    if (profiler) profiler->begin(profile::Part::read_back);
+    const double value = loss.item<double>();
+    if (profiler) profiler->end();
+    return value;
+}
+
 double TorchSession::graph_step(size_t b) {
     captured_step_->on_stream([&] {
         events_->record(PhaseEvents::start);
         static_input_.copy_(inputs_[b]);
         static_target_.copy_(targets_[b]);
+        const auto train = [&] {
+            static_loss_ = passes(static_input_, static_target_, nullptr, nullptr, nullptr);
+            update(nullptr, nullptr);
+        };
         if (steps_ == 0) {
             // Eager warm-up where the capture will run: cuDNN's algorithm search, lazy
             // initialisation and the first allocations cannot be captured.
-            static_loss_ = train(static_input_, static_target_, nullptr);
+            train();
         } else if (!captured_step_->captured()) {
-            captured_step_->capture(
-                [&] { static_loss_ = train(static_input_, static_target_, nullptr); });
+            captured_step_->capture(train);
             captured_step_->replay();
         } else {
             captured_step_->replay();
@@ -172,6 +305,7 @@ double TorchSession::graph_step(size_t b) {
 
 hb::StepResult TorchSession::step(int32_t batch) {
     const auto b = static_cast<size_t>(batch);
+    split_profile_.reset();
 
     // The steady state's memory: the latest step's peak, or the capture's when the step is a
     // replay, which allocates nothing (docs/results-schema.md).
@@ -181,25 +315,89 @@ hb::StepResult TorchSession::step(int32_t batch) {
     if (captured_step_) {
         result.loss = graph_step(b);
     } else {
-        const bool cpu = settings_.device.is_cpu();
         OpProfiler::Step profiled(profiler_);
         OpProfiler* profiler = profiled.profiler();
-        const auto start = Clock::now();
-        if (events_) events_->record(PhaseEvents::start);
-        if (profiler) profiler->begin(profile::Part::stage);
-        const auto [input, target] = stage(b);
-        if (profiler) profiler->end();
-        const auto staged = Clock::now();
-        const at::Tensor loss = train(input, target, cpu ? &result : nullptr, profiler);
+        const at::Tensor loss = eager_passes(b, result, profiler, nullptr);
+        update(settings_.device.is_cpu() ? &result : nullptr, profiler);
         synchronize(settings_.device);
-        if (profiler) profiler->begin(profile::Part::read_back);
-        result.loss = loss.item<double>();
-        if (profiler) profiler->end();
-        if (cpu) result.forward_ms += milliseconds(start, staged);
+        result.loss = read_loss(loss, profiler);
         profiled.finish();
     }
-    if (events_) events_->read(result);
+    if (events_) {
+        events_->read_passes(result);
+        events_->read_update(result);
+    }
     if (!replay) peak_memory_ = libtorch_backend::peak_memory_bytes(settings_.device);
+    ++steps_;
+    return result;
+}
+
+void TorchSession::refuse_split(const char* call) const {
+    if (captured_step_)
+        throw hb::Error(std::string(call) +
+                            ": option 'cuda_graphs' captures forward, backward and update as one "
+                            "CUDA graph, which cannot stop between them; set it to false for "
+                            "data-parallel steps",
+                        HB_UNSUPPORTED);
+    if (settings_.dtype != at::kFloat)
+        throw hb::Error(std::string(call) +
+                            ": precision fp64 keeps float64 gradients, and gradient buffers hold "
+                            "float32; use fp32 for data-parallel steps",
+                        HB_UNSUPPORTED);
+}
+
+std::vector<hb_gradient_buffer> TorchSession::gradient_buffers() {
+    refuse_split("gradient_buffers");
+    const hb_memory memory = settings_.device.is_cuda() ? HB_MEMORY_DEVICE : HB_MEMORY_HOST;
+    std::vector<hb_gradient_buffer> buffers;
+    for (size_t i = 0; i < gradients_.size(); ++i) {
+        const at::Tensor& g = gradients_[i];
+        if (!g.is_non_overlapping_and_dense())
+            throw hb::Error("gradient_buffers: the gradient of '" +
+                            network_.spec(gradient_tensors_[i]).name + "' is not dense");
+        buffers.push_back({gradient_tensors_[i], memory, g.data_ptr<float>(), g.numel()});
+    }
+    return buffers;
+}
+
+void* TorchSession::gradient_stream() {
+    return settings_.device.is_cuda() ? current_stream(settings_.device) : nullptr;
+}
+
+hb::StepResult TorchSession::forward_backward(int32_t batch, const hb::GradientReady& ready) {
+    refuse_split("forward_backward");
+    split_profile_.reset();
+    reset_peak_memory(settings_.device);
+    split_profile_ = std::make_unique<OpProfiler::Step>(profiler_);
+    OpProfiler* profiler = split_profile_->profiler();
+    hb::StepResult result;
+    try {
+        const at::Tensor loss = eager_passes(static_cast<size_t>(batch), result, profiler, &ready);
+        // Reading the loss waits for the step's stream only, not for work the listener gave
+        // other streams.
+        result.loss = read_loss(loss, profiler);
+    } catch (...) {
+        split_profile_.reset();
+        throw;
+    }
+    if (events_) events_->read_passes(result);
+    return result;
+}
+
+hb::StepResult TorchSession::apply_update() {
+    hb::StepResult result;
+    try {
+        update(settings_.device.is_cpu() ? &result : nullptr,
+               split_profile_ ? split_profile_->profiler() : nullptr);
+        synchronize(settings_.device);
+        if (split_profile_) split_profile_->finish();
+    } catch (...) {
+        split_profile_.reset();
+        throw;
+    }
+    split_profile_.reset();
+    if (events_) events_->read_update(result);
+    peak_memory_ = libtorch_backend::peak_memory_bytes(settings_.device);
     ++steps_;
     return result;
 }
@@ -219,9 +417,6 @@ void TorchSession::read_gradients(float* const* gradients) {
         const TensorSpec& spec = network_.spec(i);
         if (!spec.trainable || !gradients[i]) continue;
         const at::Tensor& g = network_.tensor(i).grad();
-        if (!g.defined())
-            throw hb::Error("read_gradients: '" + spec.name +
-                            "' has no gradient; run a step first");
         at::from_blob(gradients[i], spec.shape, at::TensorOptions().dtype(at::kFloat)).copy_(g);
     }
 }
