@@ -96,12 +96,15 @@ std::vector<std::string> footnotes(const BackendRun& r) {
         const ParallelRun& p = *r.parallel;
         const double share = compute_stats(p.communication_ms, 0, 0).median_ms / r.stats.median_ms;
         std::string note = fmt::format(
-            "{}: {}, {} bucket{}{}, communication {:.0f}% of the step; all-reduce of {:.1f} MB "
-            "alone: {:.3f} ms, algbw {:.2f} GB/s, busbw {:.2f} GB/s",
-            name, p.communicator, p.buckets, p.buckets == 1 ? "" : "s",
-            p.overlap ? " overlapped with the backward pass" : "", 100 * share,
-            static_cast<double>(p.gradient_bytes) / 1e6, p.allreduce_ms, p.algbw_gbps,
-            p.busbw_gbps);
+            "{}: {}, {:.1f} MB of gradients in {} bucket{}{}, communication {:.0f}% of the step",
+            name, p.communicator, static_cast<double>(p.gradient_bytes) / 1e6, p.buckets,
+            p.buckets == 1 ? "" : "s", p.overlap ? " overlapped with the backward pass" : "",
+            100 * share);
+        if (p.allreduce_ms > 0)
+            note += fmt::format(
+                "; their all-reduce alone {:.3f} ms, algbw {:.2f} GB/s, busbw "
+                "{:.2f} GB/s",
+                p.allreduce_ms, p.algbw_gbps, p.busbw_gbps);
         if (p.oversubscribed)
             note += "; oversubscribed (more ranks than processors): no scaling figure";
         else if (std::isfinite(p.scaling_efficiency))

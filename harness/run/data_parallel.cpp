@@ -26,9 +26,11 @@ std::string communicator_name(config::CommunicatorKind kind, const std::string& 
     return config::to_string(kind);
 }
 
-// The all-reduce of the whole gradient timed alone, as nccl-tests times it.
+// The all-reduce of the whole gradient timed alone, as nccl-tests times it; one rank has nothing
+// to exchange.
 void time_all_reduce(parallel::Communicator& communicator, int ranks, results::ParallelRun& p) {
     constexpr int kWarmup = 5, kIterations = 20;
+    if (ranks == 1) return;
     p.allreduce_ms = communicator.time_all_reduce(p.gradient_bytes, kWarmup, kIterations);
     if (p.allreduce_ms <= 0) return;
     p.algbw_gbps = static_cast<double>(p.gradient_bytes) / (p.allreduce_ms * 1e-3) / 1e9;

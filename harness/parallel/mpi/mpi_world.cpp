@@ -34,10 +34,9 @@ std::string MpiWorld::library_version() {
     char text[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0;
     MPI_Get_library_version(text, &length);
+    // "Open MPI v4.1.4, package: ...": the name and version, before the first comma.
     std::string version(text, static_cast<size_t>(length));
-    version = version.substr(0, version.find_first_of("\r\n"));
-    while (!version.empty() && (version.back() == ',' || version.back() == ' ')) version.pop_back();
-    return version;
+    return version.substr(0, version.find_first_of(std::string(",\r\n\0", 4)));
 }
 
 std::vector<double> MpiWorld::max_each(const std::vector<double>& values) const {

@@ -23,7 +23,7 @@ public:
     void barrier() const override;
 
     MPI_Comm comm() const { return MPI_COMM_WORLD; }
-    // "Open MPI v4.1.4": the first line of MPI_Get_library_version.
+    // "Open MPI v4.1.4": MPI_Get_library_version's name and version.
     static std::string library_version();
 
 private:
