@@ -45,6 +45,7 @@ Network::Network(const hb_graph& graph, const NetworkSettings& settings)
     for (int l = graph_.num_layers() - 1; l >= 0; --l)
         if (topology_.runs_backward[l]) build_backward(l);
     allocate_and_bind();
+    list_gradient_buffers();
 }
 
 int Network::add_block(const dnnl::memory::desc& md, int first, int last) {
@@ -180,14 +181,35 @@ void Network::allocate_and_bind() {
     }
 }
 
+void Network::list_gradient_buffers() {
+    std::vector<int> last_op(graph_.layers.size(), -1);
+    for (size_t i = 0; i < backward_ops_.size(); ++i)
+        if (backward_ops_[i].layer >= 0) last_op[backward_ops_[i].layer] = static_cast<int>(i);
+    std::vector<int> trainable;
+    for (int t = 0; t < static_cast<int>(graph_.tensors.size()); ++t)
+        if (graph_.tensors[t].trainable) trainable.push_back(t);
+    const auto completing_op = [&](int t) {
+        const int layer = plan_.tensors[t].layer;
+        return layer >= 0 ? last_op[layer] : -1;
+    };
+    std::stable_sort(trainable.begin(), trainable.end(),
+                     [&](int a, int b) { return completing_op(a) < completing_op(b); });
+    for (int t : trainable) {
+        gradient_buffers_.push_back({t, gradients_buffer_.floats() + tensors_[t].offset,
+                                     floats_of(plan_.tensors[t].master)});
+        completed_by_.push_back(completing_op(t));
+    }
+}
+
 float* Network::data(const Ref& ref) const {
     if (ref.block >= 0)
         return reinterpret_cast<float*>(arena_base_ + arena_layout_.offsets[ref.block]);
     return static_cast<float*>(ref.fixed.get_data_handle());
 }
 
-void Network::run(std::vector<Op>& ops) {
-    for (Op& op : ops) {
+void Network::run(std::vector<Op>& ops, const std::function<void(int)>& done) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+        Op& op = ops[i];
         try {
             // The CPU stream runs each primitive to completion before execute returns, so the
             // host's clock times it. Profiling off, the event costs one test of a flag.
@@ -200,6 +222,7 @@ void Network::run(std::vector<Op>& ops) {
             const std::string layer = op.layer >= 0 ? graph_.layers[op.layer].name : "(graph)";
             throw hb::Error("layer '" + layer + "': " + op.what + " failed: " + e.what());
         }
+        if (done) done(static_cast<int>(i));
     }
     stream_.wait();
 }
@@ -234,8 +257,20 @@ double Network::forward(int batch) {
     return loss;
 }
 
-void Network::backward() {
-    run(backward_ops_);
+void Network::backward(const std::function<void(int)>& final) {
+    size_t next = 0;
+    // A gradient no operation writes (its layer sends nothing back) is zero.
+    for (; next < completed_by_.size() && completed_by_[next] < 0; ++next) {
+        const GradientBuffer& g = gradient_buffers_[next];
+        std::fill(g.data, g.data + g.floats, 0.0f);
+        if (final) final(static_cast<int>(next));
+    }
+    run(backward_ops_, [&](int op) {
+        if (next == completed_by_.size() || completed_by_[next] != op) return;
+        stream_.wait();
+        for (; next < completed_by_.size() && completed_by_[next] == op; ++next)
+            if (final) final(static_cast<int>(next));
+    });
 }
 
 void Network::update() {

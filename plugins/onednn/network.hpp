@@ -52,9 +52,20 @@ public:
     void begin_step() { events_.begin_step(); }
     const std::vector<hb_event>& events() const { return events_.events(); }
 
+    // The gradient of each trainable tensor where backward writes it and update reads it, in its
+    // master layout (never padded), in the order backward completes them.
+    struct GradientBuffer {
+        int tensor = -1;
+        float* data = nullptr;
+        int64_t floats = 0;
+    };
+    const std::vector<GradientBuffer>& gradient_buffers() const { return gradient_buffers_; }
+
     // The loss of batch `batch` (stages it first under host placement).
     double forward(int batch);
-    void backward();
+    // `final` (may be empty) hears each gradient as it is complete, by its index in
+    // gradient_buffers().
+    void backward(const std::function<void(int)>& final = {});
     void update();
 
     uint64_t allocated_bytes() const;
@@ -105,6 +116,7 @@ private:
     void build_forward(int layer);
     void build_backward(int layer);
     void allocate_and_bind();
+    void list_gradient_buffers();
     void export_canonical(const dnnl::memory& from, int tensor, float* canonical);
 
     // Operations.
@@ -126,7 +138,8 @@ private:
     Ref gradient_destination(const Contribution* contribution, const dnnl::memory::desc& produced,
                              int layer, std::vector<Op>& then);
     float* data(const Ref& ref) const;
-    void run(std::vector<Op>& ops);
+    // `done` (may be empty) hears the index of each operation once it is complete.
+    void run(std::vector<Op>& ops, const std::function<void(int)>& done = {});
     void note_impl(const char* kind, const dnnl::primitive_desc_base& pd);
     void note_impl(const char* kind, const std::string& impl);
 
@@ -154,6 +167,8 @@ private:
 
     std::vector<Op> forward_ops_, backward_ops_;
     std::vector<Op> update_ops_;  // RMSProp, then the working copies of the weights refreshed
+    std::vector<GradientBuffer> gradient_buffers_;
+    std::vector<int> completed_by_;  // per gradient buffer: the backward operation, or -1 for none
     std::vector<LossLayer> losses_;
     std::vector<TargetLayout> target_layouts_;
     std::vector<const float*> current_targets_;

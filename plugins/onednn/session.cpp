@@ -69,19 +69,38 @@ void OnednnSession::set_batches(int32_t count, const float* const* inputs,
 }
 
 hb::StepResult OnednnSession::step(int32_t batch) {
+    hb::StepResult result = forward_backward(batch, {});
+    result.optimizer_ms = apply_update().optimizer_ms;
+    return result;
+}
+
+std::vector<hb_gradient_buffer> OnednnSession::gradient_buffers() {
+    std::vector<hb_gradient_buffer> buffers;
+    for (const Network::GradientBuffer& g : network_.gradient_buffers())
+        buffers.push_back({g.tensor, HB_MEMORY_HOST, g.data, g.floats});
+    return buffers;
+}
+
+hb::StepResult OnednnSession::forward_backward(int32_t batch, const hb::GradientReady& ready) {
     use_threads();
     network_.begin_step();
     const auto start = Clock::now();
     hb::StepResult result;
     result.loss = network_.forward(batch);
     const auto forward_end = Clock::now();
-    network_.backward();
+    network_.backward(ready);
     const auto backward_end = Clock::now();
-    network_.update();
-    const auto end = Clock::now();
     result.forward_ms = milliseconds(start, forward_end);
     result.backward_ms = milliseconds(forward_end, backward_end);
-    result.optimizer_ms = milliseconds(backward_end, end);
+    return result;
+}
+
+hb::StepResult OnednnSession::apply_update() {
+    use_threads();
+    const auto start = Clock::now();
+    network_.update();
+    hb::StepResult result;
+    result.optimizer_ms = milliseconds(start, Clock::now());
     return result;
 }
 

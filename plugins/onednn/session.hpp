@@ -32,6 +32,11 @@ public:
     // One event per primitive or loop the step runs (docs/design.md §3 "Profiling").
     void set_profiling(bool enabled) override;
     const std::vector<hb_event>& events() override;
+    // The step in two halves (docs/design.md §3): step() is forward_backward() then
+    // apply_update(). The buffers are the gradients in the layouts the update reads.
+    std::vector<hb_gradient_buffer> gradient_buffers() override;
+    hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
+    hb::StepResult apply_update() override;
 
     int threads() const { return settings_.threads; }
 

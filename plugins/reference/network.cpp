@@ -28,6 +28,19 @@ Network<T>::Network(const hb_graph& source, ThreadPool& pool, TileKernel kernel)
         layer.batchnorm = BatchNormParams{l.momentum, l.eps};
         layers_.push_back(std::move(layer));
     }
+    const int num_layers = static_cast<int>(layers_.size());
+    std::vector<int> first_user(tensors_.size(), num_layers);
+    for (int l = num_layers - 1; l >= 0; --l) {
+        const Layer& layer = layers_[static_cast<size_t>(l)];
+        for (int t : {layer.weight, layer.bias, layer.running_mean, layer.running_var})
+            if (t >= 0) first_user[static_cast<size_t>(t)] = l;
+    }
+    for (int t = 0; t < num_tensors(); ++t)
+        if (tensor_info_[static_cast<size_t>(t)].trainable) gradient_order_.push_back(t);
+    std::stable_sort(gradient_order_.begin(), gradient_order_.end(), [&](int a, int b) {
+        return first_user[static_cast<size_t>(a)] > first_user[static_cast<size_t>(b)];
+    });
+    for (int t : gradient_order_) completed_by_.push_back(first_user[static_cast<size_t>(t)]);
 
     values_.resize(value_dims_.size());
     value_gradients_.resize(value_dims_.size());
@@ -136,18 +149,25 @@ void Network<T>::forward_layer(int index) {
 }
 
 template <class T>
-void Network<T>::backward() {
+void Network<T>::backward(const std::function<void(int)>& final) {
     if (!forward_done_) throw hb::Error("backward: no forward pass to differentiate");
     {
         const hb::EventLog::Scope event(events_, "gradient zeroing", -1, HB_PHASE_OTHER);
         for (auto& g : gradients_) std::fill(g.begin(), g.end(), T(0));
     }
+    size_t next = 0;
+    const auto complete_from = [&](int layer) {
+        for (; next < completed_by_.size() && completed_by_[next] >= layer; ++next)
+            if (final) final(static_cast<int>(next));
+    };
+    complete_from(static_cast<int>(layers_.size()));
     for (int i = static_cast<int>(layers_.size()) - 1; i >= 0; --i) {
         const Layer& layer = layers_[static_cast<size_t>(i)];
         const bool reaches_loss =
             layer.kind == HB_LAYER_MSE_LOSS || !value_gradients_[layer.output].empty();
         if (reaches_loss) backward_layer(i);
         gradient_pool_.release(std::move(value_gradients_[layer.output]));
+        complete_from(i);
     }
     for (auto& g : value_gradients_) gradient_pool_.release(std::move(g));
 }

@@ -10,6 +10,7 @@
 #include "thread_pool.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,13 @@ public:
     const TensorInfo& tensor_info(int i) const { return tensor_info_[i]; }
     std::vector<T>& tensor(int i) { return tensors_[i]; }
     const std::vector<T>& tensor(int i) const { return tensors_[i]; }
-    // The gradient of a trainable tensor after backward(); empty for running statistics.
+    // The gradient of a trainable tensor after backward(); empty for running statistics. Its
+    // storage is allocated once, with the network.
+    std::vector<T>& gradient(int i) { return gradients_[i]; }
     const std::vector<T>& gradient(int i) const { return gradients_[i]; }
+    // The trainable tensors in the order backward() completes their gradients: those no layer
+    // uses, then by the first layer that uses them, last first.
+    const std::vector<int>& gradient_order() const { return gradient_order_; }
 
     int64_t input_elements() const;
     int64_t target_elements() const;
@@ -44,8 +50,9 @@ public:
     // Layers before `first_layer` keep their outputs from the previous pass on the same batch, so
     // a caller that changed only tensors of later layers can recompute just what depends on them.
     double forward(const T* input, const T* target, int first_layer = 0);
-    // Gradients of the last forward's loss with respect to every trainable tensor.
-    void backward();
+    // Gradients of the last forward's loss with respect to every trainable tensor. `final` (may
+    // be empty) hears each gradient as it is complete, by its position in gradient_order().
+    void backward(const std::function<void(int)>& final = {});
 
     // The events of a profiled step (docs/design.md §3 "Profiling"): forward and backward add
     // one per layer pass (a convolution's backward two: weights, then data), the caller its own.
@@ -87,6 +94,8 @@ private:
     BufferPool<T> gradient_pool_;
     std::vector<TensorInfo> tensor_info_;
     std::vector<std::vector<T>> tensors_, gradients_;
+    std::vector<int> gradient_order_;
+    std::vector<int> completed_by_;  // per gradient_order() entry: the layer that completes it
     std::vector<T> workspace_;
     int input_ = -1;
     Dims target_dims_;

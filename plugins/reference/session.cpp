@@ -86,6 +86,21 @@ void ReferenceSession::set_batches(int32_t count, const float* const* inputs,
 }
 
 hb::StepResult ReferenceSession::step(int32_t batch) {
+    hb::StepResult result = forward_backward(batch, {});
+    result.optimizer_ms = apply_update().optimizer_ms;
+    return result;
+}
+
+std::vector<hb_gradient_buffer> ReferenceSession::gradient_buffers() {
+    std::vector<hb_gradient_buffer> buffers;
+    for (int t : network_.gradient_order()) {
+        std::vector<float>& g = network_.gradient(t);
+        buffers.push_back({t, HB_MEMORY_HOST, g.data(), static_cast<int64_t>(g.size())});
+    }
+    return buffers;
+}
+
+hb::StepResult ReferenceSession::forward_backward(int32_t batch, const hb::GradientReady& ready) {
     const auto b = static_cast<size_t>(batch);
     hb::EventLog& events = network_.event_log();
     events.begin_step();
@@ -105,20 +120,26 @@ hb::StepResult ReferenceSession::step(int32_t batch) {
     hb::StepResult result;
     result.loss = network_.forward(input, target);
     const auto forward_end = Clock::now();
-    network_.backward();
+    network_.backward(ready);
     const auto backward_end = Clock::now();
+    result.forward_ms = milliseconds(start, forward_end);
+    result.backward_ms = milliseconds(forward_end, backward_end);
+    return result;
+}
+
+hb::StepResult ReferenceSession::apply_update() {
+    const auto start = Clock::now();
     for (int i = 0; i < network_.num_tensors(); ++i) {
         const TensorInfo& info = network_.tensor_info(i);
         if (!info.trainable) continue;
-        const hb::EventLog::Scope event(events, "rmsprop_update", info.layer, HB_PHASE_UPDATE);
+        const hb::EventLog::Scope event(network_.event_log(), "rmsprop_update", info.layer,
+                                        HB_PHASE_UPDATE);
         std::vector<float>& p = network_.tensor(i);
         rmsprop_update(pool_, settings_.optimizer, static_cast<int64_t>(p.size()), p.data(),
                        network_.gradient(i).data(), optimizer_state_[i]);
     }
-    const auto end = Clock::now();
-    result.forward_ms = milliseconds(start, forward_end);
-    result.backward_ms = milliseconds(forward_end, backward_end);
-    result.optimizer_ms = milliseconds(backward_end, end);
+    hb::StepResult result;
+    result.optimizer_ms = milliseconds(start, Clock::now());
     return result;
 }
 

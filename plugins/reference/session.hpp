@@ -33,6 +33,11 @@ public:
     // of the step (docs/design.md §3 "Profiling").
     void set_profiling(bool enabled) override;
     const std::vector<hb_event>& events() override;
+    // The step in two halves (docs/design.md §3): step() is forward_backward() then
+    // apply_update(), which reads the gradients where the buffers point.
+    std::vector<hb_gradient_buffer> gradient_buffers() override;
+    hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
+    hb::StepResult apply_update() override;
 
     int threads() const { return pool_.size(); }
 
