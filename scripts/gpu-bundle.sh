@@ -6,9 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-cmake --build "$build" --target harness hb_reference cudnn_gpu_test libtorch_test
+cmake --build "$build" --target harness hb_reference cudnn_gpu_test libtorch_test hb_comm_nccl
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/plugins
 cp "$build/harness" "$build/tests/cudnn_gpu_test" "$build/tests/libtorch_test" gpu-bundle/
 cp "$build/plugins/hb_reference.so" gpu-bundle/plugins/
+# The communicator modules of data-parallel runs (docs/parallel.md), where they were built.
+mkdir -p gpu-bundle/communicators
+cp "$build"/communicators/libhb_comm_*.so gpu-bundle/communicators/ 2>/dev/null || true
 du -sh gpu-bundle

@@ -12,7 +12,7 @@
 #   scripts/gpu-check.sh --rehearse  here, without a GPU: the same stages on the CPU backends
 #
 # Environment: OUT (default gpu-out/) receives at most 6 files; HB_BUNDLE (default gpu-bundle);
-# HB_STAGES (default "build check experiment peer tests profile"); HB_ROUNDS (default 1) repeats the
+# HB_STAGES (default "build check parallel experiment peer tests profile"); HB_ROUNDS (default 1) repeats the
 # experiment and its peers in interleaved rounds; HB_GPU_PLUGINS, a folder of plugins built
 # by an earlier run, replaces the build stage; PYTHON is the one with torch (default python3, in a
 # rehearsal scripts/setup.sh's virtual environment);
@@ -31,7 +31,7 @@ esac
 
 bundle=${HB_BUNDLE:-gpu-bundle}
 out=${OUT:-gpu-out}
-stages=${HB_STAGES:-build check experiment peer tests profile}
+stages=${HB_STAGES:-build check parallel experiment peer tests profile}
 rounds=${HB_ROUNDS:-1}
 python=${PYTHON:-python3}
 if [ "$mode" = rehearsal ] && [ -z "${PYTHON:-}" ]; then
@@ -59,6 +59,7 @@ fi
 limit_scale=${HB_LIMIT_SCALE:-$([ "$mode" = gpu ] && echo 1 || echo 3)}
 if [ "$mode" = gpu ]; then
   check_backends=libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16
+  parallel_backends=cudnn,libtorch-cuda  # NCCL, one rank (no mpirun there: two are skipped)
   run_backends=libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs,cudnn-legacy
   run_config=configs/hourglass8.yaml
   baseline=cudnn
@@ -67,6 +68,7 @@ if [ "$mode" = gpu ]; then
   device=cuda
 else
   check_backends=libtorch-cpu
+  parallel_backends=libtorch-cpu
   run_backends=libtorch-cpu
   run_config=configs/hourglass2.yaml
   baseline=libtorch-cpu
@@ -206,13 +208,21 @@ fi
 export HARNESS_PLUGIN_PATH="$PWD/$plugins:$PWD/$bundle/plugins"
 torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)
 cudnn_lib=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
-export LD_LIBRARY_PATH="${cudnn_lib:+$cudnn_lib:}${torch_lib:+$torch_lib:}${LD_LIBRARY_PATH:-}"
+nccl_lib=$("$python" -c 'import nvidia.nccl as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
+export LD_LIBRARY_PATH="${cudnn_lib:+$cudnn_lib:}${nccl_lib:+$nccl_lib:}${torch_lib:+$torch_lib:}${LD_LIBRARY_PATH:-}"
 "$harness" list >>"$log" 2>&1
 
 if wants check; then
   stage "check ($check_backends)" 75 "$harness" check configs/check.yaml --backends "$check_backends"
   cp "$stage_output" "$check_out"
   write_summary
+fi
+
+# Data-parallel steps (docs/parallel.md): each rank's gradients and state against the backend's
+# one-process step, with NCCL on the GPU (MPI in a rehearsal).
+if wants parallel; then
+  stage "data-parallel check ($parallel_backends)" 60 "$harness" check configs/check-parallel.yaml \
+    --backends "$parallel_backends"
 fi
 
 # The seed experiment, then eager PyTorch on the same problem (the libtorch backend must be as

@@ -1,0 +1,90 @@
+// Data-parallel runs as a user starts them (docs/parallel.md): mpirun-launched ranks of the CPU
+// backends on this machine, checked against their one-process step and timed.
+#include "harness_process.hpp"
+#include "results/csv_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+namespace {
+
+std::string config(const std::string& name) {
+    return std::string(HB_SOURCE_DIR) + "/configs/" + name;
+}
+
+bool have(const std::string& file) {
+    return std::filesystem::exists(file);
+}
+
+#define REQUIRE_MPI()                                                                           \
+    if (!have(std::string(HB_BINARY_DIR) + "/communicators/libhb_comm_mpi.so"))                 \
+        GTEST_SKIP() << "communicator mpi not built (no MPI at configure time)";                \
+    if (std::system("command -v mpirun >/dev/null 2>&1") != 0)                                  \
+        GTEST_SKIP() << "no mpirun on PATH (scripts/setup.sh installs Open MPI)"
+
+}  // namespace
+
+TEST(ParallelCheck, ReferenceAndOnednnAtOneAndTwoRanksEqualTheirOneProcessStep) {
+    REQUIRE_MPI();
+    if (!have(std::string(HB_PLUGIN_DIR) + "/hb_onednn.so")) GTEST_SKIP() << "onednn not built";
+    auto r = run_harness("check " + config("check-parallel.yaml") + " --backends reference,onednn");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const std::string backend : {"reference", "onednn"})
+        for (const std::string ranks : {"1", "2"}) {
+            const std::string line = backend + std::string(16 - backend.size(), ' ') + " " +
+                                     std::string(5 - ranks.size(), ' ') + ranks + "  PASS";
+            EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+        }
+    EXPECT_NE(r.output.find("2 ranks equal to the one-process step's, bit for bit"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(ParallelRun, RowsPerRankCountWithTheSlowestRankAndTheCommunicator) {
+    REQUIRE_MPI();
+    TempDir dir;
+    const std::string csv = dir / "parallel.csv";
+    auto r = run_harness("run " + config("check-parallel.yaml") +
+                         " --backends reference --warmup 1 --iterations 3 --output " + csv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto rows = harness::results::read_csv(csv);
+    ASSERT_EQ(rows.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        auto row = rows[i];
+        EXPECT_EQ(row["status"], "ok") << row["message"];
+        EXPECT_EQ(row["ranks"], i == 0 ? "1" : "2");
+        EXPECT_EQ(row["batch"], i == 0 ? "2" : "4");  // the global batch
+        EXPECT_EQ(row["communicator"], "mpi");
+        EXPECT_NE(row["libraries"].find("mpi=Open MPI v"), std::string::npos) << row["libraries"];
+        EXPECT_FALSE(row["communication_share"].empty());
+        EXPECT_FALSE(row["allreduce_bytes"].empty());
+    }
+    auto two = rows[1];
+    // Bandwidths only where something is exchanged; scaling only where no rank shares a core.
+    EXPECT_TRUE(rows[0].at("allreduce_busbw_gbps").empty());
+    EXPECT_FALSE(two["allreduce_busbw_gbps"].empty());
+    EXPECT_EQ(two["scaling_efficiency"].empty(), two["oversubscribed"] == "true");
+}
+
+TEST(ParallelRun, APluginWithoutSplitStepsIsSkippedWithTheReason) {
+    REQUIRE_MPI();
+    TempDir dir;
+    const std::string yaml = dir / "fake.yaml";
+    std::ifstream in(config("check-parallel.yaml"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text = text.substr(0, text.find("backends:")) + "backends:\n  - plugin: fake_good\n";
+    std::ofstream(yaml) << text;
+    auto r = run_harness("run " + yaml + " --output " + (dir / "out.csv"),
+                         "HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR));
+    EXPECT_NE(r.output.find("has no data-parallel steps (no HB_CAP_DATA_PARALLEL"),
+              std::string::npos)
+        << r.output;
+}
