@@ -5,6 +5,11 @@
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 
+#if defined(FAKE_abi_2_1)
+static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 1,
+              "built against the ABI 2.1 SDK (tests/abi/2.1)");
+#endif
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>

@@ -1,0 +1,332 @@
+// The C++ side of the plugin SDK, header-only and standard-library-only: a plugin author derives
+// from hb::Plugin and hb::Session, writes ordinary C++ (exceptions, RAII) and exports the class
+// with HB_PLUGIN(MyPlugin). The trampolines below turn every exception into a status and a message,
+// and check every call's arguments once for every plugin.
+#pragma once
+
+#include "hb/error.hpp"
+#include "hb/plugin.h"
+#include "hb/session_desc.hpp"
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hb {
+
+struct StepResult {
+    double loss = 0;
+    double forward_ms = -1, backward_ms = -1, optimizer_ms = -1;
+};
+
+// One training session: the graph compiled for one device, its state, its batches. The SDK
+// checks every call's arguments before they reach a session (detail::CallGuard), so a session
+// may rely on them: every buffer of load_state, read_state and load_optimizer_state is there (one
+// per tensor in graph order; for the optimizer state, one per trainable tensor); set_batches gets
+// at least one batch, each with its input and target; step comes only after load_state and
+// set_batches, with `batch` in [0, count) (the harness's step index taken modulo the count).
+// read_gradients' buffers may be null: those gradients are not wanted.
+class Session {
+public:
+    virtual ~Session() = default;
+    virtual void load_state(const float* const* tensors) = 0;
+    virtual void load_optimizer_state(const float* const* /*square_averages*/) {
+        throw Error("load_optimizer_state is not supported", HB_UNSUPPORTED);
+    }
+    virtual void set_batches(int32_t count, const float* const* inputs,
+                             const float* const* targets) = 0;
+    virtual StepResult step(int32_t batch) = 0;
+    virtual void read_state(float* const* tensors) = 0;
+    virtual void read_gradients(float* const* /*gradients*/) {
+        throw Error("read_gradients is not supported", HB_UNSUPPORTED);
+    }
+    virtual uint64_t peak_memory_bytes() {
+        throw Error("peak_memory is not supported", HB_UNSUPPORTED);
+    }
+    virtual std::string manifest_json() = 0;
+    // Per-operation events (ABI 2.1; announce HB_CAP_PROFILE): on or off for the steps that
+    // follow, and the last step's events (none when it ran unprofiled). hb::EventLog keeps them.
+    virtual void set_profiling(bool /*enabled*/) {
+        throw Error("profiling is not supported", HB_UNSUPPORTED);
+    }
+    virtual const std::vector<hb_event>& events() {
+        throw Error("profiling is not supported", HB_UNSUPPORTED);
+    }
+};
+
+struct DeviceInfo {
+    std::string name, description;
+    bool available = true;
+    std::string unavailable_reason;
+};
+
+struct PluginInfo {
+    std::string name, version, description;
+    uint32_t capabilities = 0;
+    std::vector<std::pair<std::string, std::string>> libraries;
+    std::vector<DeviceInfo> devices;
+};
+
+// A backend: describes itself once and creates sessions.
+class Plugin {
+public:
+    virtual ~Plugin() = default;
+    virtual PluginInfo describe() = 0;
+    virtual std::unique_ptr<Session> create_session(const hb_session_desc& desc) = 0;
+};
+
+namespace detail {
+
+// The argument checks of Session's contract, made once here for every plugin.
+class CallGuard {
+public:
+    // A session without a graph (a plugin that needs none) has no tensors to check.
+    explicit CallGuard(const hb_graph* graph) {
+        for (int32_t i = 0; graph && i < graph->num_tensors; ++i) {
+            const hb_tensor t = graph_tensor(*graph, i);
+            names_.emplace_back(t.name ? t.name : "");
+            trainable_.push_back(t.trainable != 0);
+        }
+    }
+
+    // One buffer per tensor (per trainable tensor when `trainable_only`), in graph order.
+    void tensors(const char* call, const void* const* buffers, bool trainable_only) const {
+        if (!buffers) throw Error(std::string(call) + ": no buffers");
+        size_t k = 0;
+        for (size_t i = 0; i < names_.size(); ++i) {
+            if (trainable_only && !trainable_[i]) continue;
+            if (!buffers[k++])
+                throw Error(std::string(call) + ": no buffer for tensor '" + names_[i] + "'");
+        }
+    }
+
+    void batches(int32_t count, const float* const* inputs, const float* const* targets) const {
+        if (count < 1)
+            throw Error("set_batches: expected at least one batch, got " + std::to_string(count));
+        if (!inputs || !targets) throw Error("set_batches: no inputs or targets");
+        for (int32_t b = 0; b < count; ++b)
+            if (!inputs[b] || !targets[b])
+                throw Error("set_batches: batch " + std::to_string(b) + " has no input or target");
+    }
+
+    // The batch a step trains on, in [0, count).
+    int32_t batch_index(int32_t step) const {
+        if (!state_loaded_) throw Error("step: no state; call load_state first");
+        if (batches_ == 0) throw Error("step: no batches; call set_batches first");
+        return ((step % batches_) + batches_) % batches_;
+    }
+
+    void state_loaded() { state_loaded_ = true; }
+    void batches_set(int32_t count) { batches_ = count; }
+
+private:
+    std::vector<std::string> names_;
+    std::vector<bool> trainable_;
+    bool state_loaded_ = false;
+    int32_t batches_ = 0;
+};
+
+struct SessionBox {
+    std::unique_ptr<Session> impl;
+    std::unique_ptr<CallGuard> guard;
+    std::string error;
+    std::string manifest;
+};
+
+inline std::string& plugin_error() {
+    thread_local std::string message;
+    return message;
+}
+
+template <class F>
+hb_status guarded(std::string& error, F&& f) noexcept {
+    try {
+        f();
+        return HB_OK;
+    } catch (const Error& e) {
+        error = e.what();
+        return e.status();
+    } catch (const std::bad_alloc&) {
+        error = "out of memory";
+        return HB_OUT_OF_MEMORY;
+    } catch (const std::exception& e) {
+        error = e.what();
+        return HB_ERROR;
+    } catch (...) {
+        error = "unknown exception";
+        return HB_ERROR;
+    }
+}
+
+inline SessionBox* box(hb_session* s) {
+    return reinterpret_cast<SessionBox*>(s);
+}
+
+// Keeps the C view of a PluginInfo alive for the life of the process.
+struct InfoStore {
+    PluginInfo info;
+    std::vector<hb_library_version> libraries;
+    std::vector<hb_device_info> devices;
+    hb_plugin_info c{};
+
+    void publish() {
+        for (const auto& l : info.libraries)
+            libraries.push_back({l.first.c_str(), l.second.c_str()});
+        for (const auto& d : info.devices)
+            devices.push_back({d.name.c_str(), d.description.c_str(), d.available ? 1 : 0,
+                               d.available ? nullptr : d.unavailable_reason.c_str()});
+        c.struct_size = sizeof(hb_plugin_info);
+        c.name = info.name.c_str();
+        c.version = info.version.c_str();
+        c.description = info.description.c_str();
+        c.capabilities = info.capabilities;
+        c.num_libraries = static_cast<int32_t>(libraries.size());
+        c.libraries = libraries.data();
+        c.num_devices = static_cast<int32_t>(devices.size());
+        c.devices = devices.data();
+    }
+};
+
+template <class P>
+struct Trampolines {
+    static P& plugin() {
+        static P instance;
+        return instance;
+    }
+
+    static const char* last_error() noexcept { return plugin_error().c_str(); }
+
+    static hb_status describe(const hb_plugin_info** out) noexcept {
+        return guarded(plugin_error(), [&] {
+            static InfoStore* store = [] {
+                auto* s = new InfoStore{};
+                s->info = plugin().describe();
+                s->publish();
+                return s;
+            }();
+            *out = &store->c;
+        });
+    }
+
+    static hb_status create_session(const hb_session_desc* desc, hb_session** out) noexcept {
+        *out = nullptr;
+        return guarded(plugin_error(), [&] {
+            auto b = std::make_unique<SessionBox>();
+            b->impl = plugin().create_session(*desc);
+            b->guard = std::make_unique<CallGuard>(desc->graph);
+            *out = reinterpret_cast<hb_session*>(b.release());
+        });
+    }
+
+    static void destroy_session(hb_session* s) noexcept {
+        try {
+            delete box(s);
+        } catch (...) {
+        }
+    }
+
+    static const char* session_error(const hb_session* s) noexcept {
+        return reinterpret_cast<const SessionBox*>(s)->error.c_str();
+    }
+
+    static hb_status load_state(hb_session* s, const float* const* t) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->tensors("load_state", reinterpret_cast<const void* const*>(t), false);
+            box(s)->impl->load_state(t);
+            box(s)->guard->state_loaded();
+        });
+    }
+    static hb_status load_optimizer_state(hb_session* s, const float* const* t) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->tensors("load_optimizer_state", reinterpret_cast<const void* const*>(t),
+                                   true);
+            box(s)->impl->load_optimizer_state(t);
+        });
+    }
+    static hb_status set_batches(hb_session* s, int32_t n, const float* const* in,
+                                 const float* const* tg) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->batches(n, in, tg);
+            box(s)->guard->batches_set(0);  // until the session has taken them
+            box(s)->impl->set_batches(n, in, tg);
+            box(s)->guard->batches_set(n);
+        });
+    }
+    static hb_status step(hb_session* s, int32_t batch, hb_step_result* r) noexcept {
+        return guarded(box(s)->error, [&] {
+            StepResult x = box(s)->impl->step(box(s)->guard->batch_index(batch));
+            r->struct_size = sizeof(hb_step_result);
+            r->loss = x.loss;
+            r->forward_ms = x.forward_ms;
+            r->backward_ms = x.backward_ms;
+            r->optimizer_ms = x.optimizer_ms;
+        });
+    }
+    static hb_status read_state(hb_session* s, float* const* t) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->tensors("read_state", reinterpret_cast<const void* const*>(t), false);
+            box(s)->impl->read_state(t);
+        });
+    }
+    static hb_status read_gradients(hb_session* s, float* const* g) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->read_gradients(g); });
+    }
+    static hb_status peak_memory(hb_session* s, uint64_t* bytes) noexcept {
+        return guarded(box(s)->error, [&] { *bytes = box(s)->impl->peak_memory_bytes(); });
+    }
+    static hb_status manifest(hb_session* s, const char** json) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->manifest = box(s)->impl->manifest_json();
+            *json = box(s)->manifest.c_str();
+        });
+    }
+
+    static hb_status set_profiling(hb_session* s, int32_t enabled) noexcept {
+        return guarded(box(s)->error, [&] { box(s)->impl->set_profiling(enabled != 0); });
+    }
+    static hb_status read_events(hb_session* s, const hb_event** events, int32_t* count,
+                                 uint32_t* event_size) noexcept {
+        return guarded(box(s)->error, [&] {
+            const std::vector<hb_event>& e = box(s)->impl->events();
+            *events = e.data();
+            *count = static_cast<int32_t>(e.size());
+            *event_size = sizeof(hb_event);
+        });
+    }
+
+    static const hb_plugin_api* table() noexcept {
+        static const hb_plugin_api api = {
+            /* .api_version          = */ HB_API_VERSION,
+            /* .struct_size          = */ sizeof(hb_plugin_api),
+            /* .last_error           = */ last_error,
+            /* .describe             = */ describe,
+            /* .create_session       = */ create_session,
+            /* .destroy_session      = */ destroy_session,
+            /* .session_error        = */ session_error,
+            /* .load_state           = */ load_state,
+            /* .load_optimizer_state = */ load_optimizer_state,
+            /* .set_batches          = */ set_batches,
+            /* .step                 = */ step,
+            /* .read_state           = */ read_state,
+            /* .read_gradients       = */ read_gradients,
+            /* .peak_memory          = */ peak_memory,
+            /* .manifest             = */ manifest,
+            /* .set_profiling        = */ set_profiling,
+            /* .read_events          = */ read_events,
+        };
+        return &api;
+    }
+};
+
+}  // namespace detail
+}  // namespace hb
+
+// Exports the plugin's entry symbol for the class PluginClass (derived from hb::Plugin).
+#define HB_PLUGIN(PluginClass)                                        \
+    extern "C" HB_EXPORT const hb_plugin_api* hb_plugin_entry(void) { \
+        return ::hb::detail::Trampolines<PluginClass>::table();       \
+    }
