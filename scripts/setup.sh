@@ -23,6 +23,8 @@ packages=(
   gnuplot-nox
   # Data-parallel runs (docs/parallel.md): Open MPI's library and headers, and its mpirun.
   libopenmpi-dev openmpi-bin
+  # CMake's FindMPI asks pkg-config where Open MPI is.
+  pkgconf
   # CI's audit of this list (scripts/package-audit.sh) traces the build with it.
   strace
   # The tests lint every shell script with it.
