@@ -209,7 +209,9 @@ export HARNESS_PLUGIN_PATH="$PWD/$plugins:$PWD/$bundle/plugins"
 torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)
 cudnn_lib=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
 nccl_lib=$("$python" -c 'import nvidia.nccl as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
-export LD_LIBRARY_PATH="${cudnn_lib:+$cudnn_lib:}${nccl_lib:+$nccl_lib:}${torch_lib:+$torch_lib:}${LD_LIBRARY_PATH:-}"
+cudart_lib=$("$python" -c 'import nvidia.cuda_runtime as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
+gpu_libs="${cudnn_lib:+$cudnn_lib:}${nccl_lib:+$nccl_lib:}${cudart_lib:+$cudart_lib:}"
+export LD_LIBRARY_PATH="$gpu_libs${torch_lib:+$torch_lib:}$PWD/$bundle/lib:${LD_LIBRARY_PATH:-}"
 "$harness" list >>"$log" 2>&1
 
 if wants check; then
