@@ -136,6 +136,7 @@ int layers_command(const LayersArgs& args) {
     auto units_path = [&](int entry) {
         return scratch.path() / fmt::format("units-{}.json", entry);
     };
+    request.one_process = true;
     request.adjust_job = [&](run::WorkerJob& job) {
         const int entry = std::get<int>(job.backend);
         job.layer_timing =

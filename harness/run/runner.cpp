@@ -74,7 +74,10 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
     // Each entry at each of the config's rank counts (docs/parallel.md), or once as a plain run.
     std::vector<std::pair<int, int>> jobs;
     for (int entry : request.entries) {
-        if (config.parallel.ranks.empty()) jobs.emplace_back(entry, 0);
+        if (config.parallel.ranks.empty() || request.one_process) {
+            jobs.emplace_back(entry, 0);
+            continue;
+        }
         for (int ranks : config.parallel.ranks) jobs.emplace_back(entry, ranks);
     }
     for (size_t i = 0; i < jobs.size(); ++i) {

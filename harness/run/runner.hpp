@@ -29,6 +29,8 @@ struct RunRequest {
     std::function<void(std::vector<results::BackendRun>&)> on_runs;
     // Called with each worker's job before it is launched: for a job that is not a timed run.
     std::function<void(WorkerJob&)> adjust_job;
+    // Each entry once in one process, whatever the config's `parallel` says (harness layers).
+    bool one_process = false;
 };
 
 struct RunOutcome {
