@@ -619,3 +619,10 @@ TEST(LoadConfig, ParallelHostfileMustExist) {
               std::string::npos)
         << load_error(config.path());
 }
+
+TEST(ShippedConfigs, ParallelCpu) {
+    const hc::RunConfig c = hc::load_config(shipped("parallel-cpu.yaml"));
+    EXPECT_EQ(c.parallel.ranks, (std::vector<int>{1, 2}));
+    EXPECT_EQ(c.parallel.communicator, hc::CommunicatorKind::mpi);
+    for (const auto& b : c.backends) EXPECT_EQ(b.options.at("threads"), "1") << b.name;
+}
