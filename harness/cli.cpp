@@ -36,7 +36,8 @@ CLI::Validator count_in(int lo, int hi) {
         "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
-const std::vector<std::string> kCommands{"run", "check", "layers", "report", "list", "info"};
+const std::vector<std::string> kCommands{"run",     "check", "layers", "report",
+                                         "publish", "list",  "info"};
 
 // The first argument that is not an option names the command; one that names none is refused
 // by name (CLI11 would only say that a command is required, or that the word was not expected).
@@ -147,6 +148,24 @@ int main_cli(int argc, char** argv) {
                      "ten layers whose times differ most between backends (layer)")
         ->check(CLI::IsMember({"kind", "layer"}));
 
+    PublishArgs publish;
+    auto* publish_cmd = app.add_subcommand(
+        "publish",
+        "Check a results CSV and its JSON sidecar against the schema and each other, copy them "
+        "into a results folder, rewrite its summary.md and add the run to the index");
+    publish_cmd->add_option("csv", publish.csv, "Results CSV written by harness run")->required();
+    publish_cmd
+        ->add_option("--to", publish.to,
+                     "The results folder, such as results/NAME; the index is README.md in its "
+                     "parent")
+        ->required();
+    publish_cmd->add_flag("--allow-unchecked", publish.allow_unchecked,
+                          "Publish ok rows without a passing harness check; the index says "
+                          "which are unchecked");
+    publish_cmd->add_option("--what", publish.what,
+                            "What the run shows, for the index (default: a sentence naming the "
+                            "config)");
+
     LayersArgs layers;
     auto* layers_cmd = app.add_subcommand(
         "layers",
@@ -250,6 +269,7 @@ int main_cli(int argc, char** argv) {
         return check_command(check);
     }
     if (*report_cmd) return report_command(report);
+    if (*publish_cmd) return publish_command(publish);
     if (*layers_cmd) {
         if (!layers_check) return layers_command(layers);
         layers_check_args.config = layers.config;

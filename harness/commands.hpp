@@ -46,6 +46,14 @@ struct ReportArgs {
 };
 int report_command(const ReportArgs& args);
 
+struct PublishArgs {
+    std::string csv;               // a results CSV of harness run, its JSON sidecar beside it
+    std::string to;                // results/NAME; the index is README.md in its parent
+    bool allow_unchecked = false;  // publish ok rows without a passing check, marked so
+    std::string what;              // what the run shows, for the index; "" = a default sentence
+};
+int publish_command(const PublishArgs& args);
+
 struct LayersArgs {
     std::string config;
     std::optional<std::string> backends;  // as in RunArgs

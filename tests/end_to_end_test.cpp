@@ -285,10 +285,9 @@ TEST(EndToEnd, AnEmptyBackendListIsAUsageError) {
 TEST(EndToEnd, CommandLineMistakesAreNamed) {
     auto r = run_harness("frobnicate");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(
-        r.output,
-        "harness: unknown command 'frobnicate' (the commands: run, check, layers, report, list, "
-        "info; see harness --help)\n");
+    EXPECT_EQ(r.output,
+              "harness: unknown command 'frobnicate' (the commands: run, check, layers, report, "
+              "publish, list, info; see harness --help)\n");
     r = run_harness("\"$(printf 'frob\\nnicate')\"");  // a newline in the word
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.output.find("unknown command 'frob\\nnicate'"), std::string::npos) << r.output;

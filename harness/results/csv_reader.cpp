@@ -14,6 +14,11 @@ namespace {
 
 using Row = std::vector<std::string>;
 
+struct ParsedCsv {
+    std::vector<Row> rows;
+    std::vector<size_t> lines;  // the line each row starts on
+};
+
 [[noreturn]] void malformed(const std::string& path, const std::string& where,
                             const std::string& what) {
     throw std::runtime_error("malformed CSV " + path + " (" + where + "): " + what);
@@ -25,12 +30,12 @@ std::string at_line(size_t line) {
 
 // RFC 4180: fields separated by commas, rows by LF or CRLF; a quoted field may hold commas,
 // line breaks and doubled quotes.
-std::vector<Row> parse_csv(const std::string& text, const std::string& path) {
-    std::vector<Row> rows;
+ParsedCsv parse_csv(const std::string& text, const std::string& path) {
+    ParsedCsv parsed;
     Row row;
     std::string field;
     bool in_quotes = false, after_quote = false;
-    size_t line = 1;
+    size_t line = 1, row_line = 1;
     const auto end_field = [&] {
         row.push_back(std::move(field));
         field.clear();
@@ -58,8 +63,10 @@ std::vector<Row> parse_csv(const std::string& text, const std::string& path) {
                 ++line;
             }
             end_field();
-            rows.push_back(std::move(row));
+            parsed.rows.push_back(std::move(row));
+            parsed.lines.push_back(row_line);
             row.clear();
+            row_line = line;
         } else if (after_quote) {
             malformed(path, at_line(line), "text after a closing quote");
         } else if (c == '"') {
@@ -74,9 +81,10 @@ std::vector<Row> parse_csv(const std::string& text, const std::string& path) {
     if (in_quotes) malformed(path, at_line(line), "unterminated quoted field");
     if (!row.empty() || !field.empty() || after_quote) {
         end_field();
-        rows.push_back(std::move(row));
+        parsed.rows.push_back(std::move(row));
+        parsed.lines.push_back(row_line);
     }
-    return rows;
+    return parsed;
 }
 
 std::string read_text(const std::string& path) {
@@ -89,21 +97,27 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-std::vector<CsvRow> read_csv(const std::string& path) {
-    const std::vector<Row> rows = parse_csv(read_text(path), path);
+CsvTable read_csv_table(const std::string& path) {
+    const ParsedCsv parsed = parse_csv(read_text(path), path);
+    const std::vector<Row>& rows = parsed.rows;
     if (rows.empty()) malformed(path, "header", "empty file");
-    const Row& header = rows.front();
-    std::vector<CsvRow> out;
+    CsvTable table;
+    table.header = rows.front();
     for (size_t r = 1; r < rows.size(); ++r) {
-        if (rows[r].size() != header.size()) {
-            malformed(
-                path, "row " + std::to_string(r),
-                fmt::format("row has {} fields, header has {}", rows[r].size(), header.size()));
+        if (rows[r].size() != table.header.size()) {
+            malformed(path, "row " + std::to_string(r),
+                      fmt::format("row has {} fields, header has {}", rows[r].size(),
+                                  table.header.size()));
         }
-        CsvRow& m = out.emplace_back();
-        for (size_t c = 0; c < header.size(); ++c) m[header[c]] = rows[r][c];
+        CsvRow& m = table.rows.emplace_back();
+        for (size_t c = 0; c < table.header.size(); ++c) m[table.header[c]] = rows[r][c];
+        table.lines.push_back(parsed.lines[r]);
     }
-    return out;
+    return table;
+}
+
+std::vector<CsvRow> read_csv(const std::string& path) {
+    return read_csv_table(path).rows;
 }
 
 }  // namespace harness::results

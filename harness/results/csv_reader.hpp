@@ -13,4 +13,13 @@ namespace harness::results {
 // malformed.
 std::vector<CsvRow> read_csv(const std::string& path);
 
+// The same, with the header's columns in their order and the line each row starts on (a quoted
+// field may hold line breaks, so a row's line is not its index plus 2).
+struct CsvTable {
+    std::vector<std::string> header;
+    std::vector<CsvRow> rows;
+    std::vector<size_t> lines;
+};
+CsvTable read_csv_table(const std::string& path);
+
 }  // namespace harness::results

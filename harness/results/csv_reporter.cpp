@@ -24,9 +24,6 @@ std::string nonzero(int64_t v) {
 std::string boolean(bool b) {
     return b ? "true" : "false";
 }
-std::string ms(double v) {
-    return fmt::format("{:.4f}", v);
-}
 std::string fixed3(double v) {
     return fmt::format("{:.3f}", v);
 }
@@ -42,7 +39,7 @@ double median_of(const std::vector<double>& xs) {
 }
 
 std::string phase_median(const BackendRun& r, const std::vector<double>& phase) {
-    return has_timings(r) && !phase.empty() ? ms(median_of(phase)) : std::string();
+    return has_timings(r) && !phase.empty() ? format_ms(median_of(phase)) : std::string();
 }
 
 // setup_ms .. optimizer_ms: empty unless the run produced valid timings.
@@ -51,15 +48,15 @@ constexpr size_t kTimingColumns = 16;
 Row timing_fields(const BackendRun& r) {
     if (!has_timings(r)) return Row(kTimingColumns);
     const Stats& s = r.stats;
-    return {ms(r.setup_ms),
-            ms(s.median_ms),
-            ms(s.mean_ms),
-            ms(s.stddev_ms),
-            ms(s.min_ms),
-            ms(s.max_ms),
-            ms(s.p10_ms),
-            ms(s.p90_ms),
-            ms(s.iqr_ms),
+    return {format_ms(r.setup_ms),
+            format_ms(s.median_ms),
+            format_ms(s.mean_ms),
+            format_ms(s.stddev_ms),
+            format_ms(s.min_ms),
+            format_ms(s.max_ms),
+            format_ms(s.p10_ms),
+            format_ms(s.p90_ms),
+            format_ms(s.iqr_ms),
             fmt::format("{:.6f}", s.cv),
             boolean(s.noisy),
             fixed3(s.images_per_s),
@@ -114,6 +111,10 @@ Row make_row(const Provenance& p, const BackendRun& r) {
 }
 
 }  // namespace
+
+std::string format_ms(double ms) {
+    return fmt::format("{:.4f}", ms);
+}
 
 std::vector<std::string> identity_columns() {
     // clang-format off

@@ -16,6 +16,9 @@ std::vector<std::string> csv_columns();
 std::vector<std::string> identity_columns();
 std::vector<std::string> identity_fields(const Provenance& provenance, const BackendRun& run);
 
+// Milliseconds as the CSV writes them: four decimals.
+std::string format_ms(double ms);
+
 // Rewritten whole after every run (FileReporter).
 class CsvReporter final : public FileReporter {
 public:

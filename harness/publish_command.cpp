@@ -1,0 +1,141 @@
+#include "commands.hpp"
+
+#include "backend_selection.hpp"
+#include "destinations.hpp"
+#include "results/atomic_file.hpp"
+#include "results/csv_reader.hpp"
+#include "results/publish.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+
+namespace harness {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The folder --to names, without a trailing separator.
+fs::path results_folder(const std::string& to) {
+    fs::path folder = fs::path(to).lexically_normal();
+    if (folder.filename().empty()) folder = folder.parent_path();
+    const std::string name = folder.filename().string();
+    if (name.empty() || name == "." || name == "..")
+        throw UsageError("--to: '" + to +
+                         "' names no folder of its own: give the results folder to publish in, "
+                         "such as results/NAME");
+    return folder;
+}
+
+// A file that publish copies into the folder: new there, or the same bytes already.
+void check_copy(const std::string& text, const fs::path& target) {
+    std::error_code ec;
+    if (!fs::exists(target, ec)) return;
+    if (read_file(target) != text)
+        throw UsageError(target.string() +
+                         " exists and differs: publish does not replace a published file; give "
+                         "the run another name, or remove the old one first");
+}
+
+// The run CSVs the folder's summary shows: those there, and the one published (under its name).
+std::vector<std::string> summary_inputs(const fs::path& folder, const std::string& csv) {
+    std::vector<std::string> inputs{csv};
+    std::error_code ec;
+    const fs::path name = fs::path(csv).filename();
+    if (fs::is_directory(folder, ec))
+        for (const auto& entry : fs::directory_iterator(folder)) {
+            const fs::path path = entry.path();
+            if (path.extension() == ".csv" && path.filename() != name &&
+                results::is_run_csv(path.string()))
+                inputs.push_back(path.string());
+        }
+    std::sort(inputs.begin(), inputs.end(), [](const std::string& a, const std::string& b) {
+        return fs::path(a).filename() < fs::path(b).filename();
+    });
+    return inputs;
+}
+
+}  // namespace
+
+int publish_command(const PublishArgs& args) {
+    bool unchecked = false;
+    bool refused = false;
+    for (const auto& problem : results::validate_run(args.csv)) {
+        if (problem.unchecked && args.allow_unchecked) {
+            unchecked = true;
+            continue;
+        }
+        std::fprintf(stderr, "harness publish: %s\n", problem.message.c_str());
+        refused = true;
+    }
+    if (refused) {
+        std::fprintf(stderr, "harness publish: %s was not published; nothing was written\n",
+                     args.csv.c_str());
+        return kExitUsage;
+    }
+
+    const fs::path csv = args.csv;
+    const fs::path sidecar = fs::path(args.csv).replace_extension(".json");
+    fs::path folder, index;
+    std::string csv_text, sidecar_text, summary, index_text;
+    try {
+        folder = results_folder(args.to);
+        index = (folder.has_parent_path() ? folder.parent_path() : fs::path(".")) / "README.md";
+        check_dir("--to", folder.string());
+        check_file("--to", index.string());
+        csv_text = read_file(csv).value();
+        sidecar_text = read_file(sidecar).value();
+        check_copy(csv_text, folder / csv.filename());
+        check_copy(sidecar_text, folder / sidecar.filename());
+
+        const fs::path summary_path = folder / "summary.md";
+        const std::optional<std::string> old_summary = read_file(summary_path);
+        if (old_summary && old_summary->rfind(results::kSummaryMark, 0) != 0)
+            throw UsageError(summary_path.string() +
+                             " was not written by harness publish, which would replace it: "
+                             "publish this run in a folder of its own");
+        summary = results::summary_markdown(folder.filename().string(),
+                                            summary_inputs(folder, csv.string()));
+
+        const auto entry =
+            results::index_entry(folder.filename().string(), csv.filename().string(),
+                                 results::read_csv(csv.string()), args.what, unchecked);
+        try {
+            index_text = results::update_index(read_file(index).value_or(""), entry);
+        } catch (const std::runtime_error& e) {
+            throw UsageError("the index " + index.string() + " cannot take the run: " + e.what() +
+                             "; is --to one folder too high?");
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness publish: %s; nothing was written\n", e.what());
+        return kExitUsage;
+    }
+
+    try {
+        create_folder("--to", folder);
+        results::write_file_atomically((folder / csv.filename()).string(), csv_text);
+        results::write_file_atomically((folder / sidecar.filename()).string(), sidecar_text);
+        results::write_file_atomically((folder / "summary.md").string(), summary);
+        results::write_file_atomically(index.string(), index_text);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness publish: %s\n", e.what());
+        return kExitOutputFailed;
+    }
+    std::printf("published %s in %s (summary: %s, index: %s)%s\n", csv.filename().c_str(),
+                folder.c_str(), (folder / "summary.md").c_str(), index.c_str(),
+                unchecked ? "; unchecked rows are marked so in the index" : "");
+    return kExitOk;
+}
+
+}  // namespace harness

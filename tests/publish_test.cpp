@@ -1,0 +1,262 @@
+// `harness publish` from the outside: a real run of configs/tiny.yaml, checked first so that its
+// row is `pass`, published and indexed; the same files tampered with, refused with nothing
+// written. The config's entry is renamed so that `harness check` compares it with the reference
+// plugin as a baseline of its own (an entry that is the baseline is not checked).
+#include "results/publish.hpp"
+#include "harness_process.hpp"
+#include "results/csv_line.hpp"
+#include "results/csv_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+
+namespace {
+
+namespace fs = std::filesystem;
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+std::string config(const std::string& name) {
+    return std::string(HB_SOURCE_DIR) + "/configs/" + name;
+}
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// One checked run and one unchecked run of tiny.yaml, made once for every test.
+class Publish : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        runs_ = std::make_unique<TempDir>();
+        std::string tiny = read_text(config("tiny.yaml"));
+        const std::string entry = "  - plugin: reference\n";
+        ASSERT_NE(tiny.find(entry), std::string::npos);
+        tiny.replace(tiny.find(entry), entry.size(),
+                     "  - name: reference-2threads\n    plugin: reference\n");
+        const std::string yaml = *runs_ / "tiny.yaml";
+        write_text(yaml, tiny);
+        const std::string checked_env = "XDG_CACHE_HOME=" + (*runs_ / "cache");
+        const auto check = run_harness("check " + yaml, checked_env);
+        ASSERT_EQ(check.exit_code, 0) << check.output;
+        const auto run =
+            run_harness("run " + yaml + " --output " + (*runs_ / "checked/tiny.csv"), checked_env);
+        ASSERT_EQ(run.exit_code, 0) << run.output;
+        const auto unchecked =
+            run_harness("run " + yaml + " --output " + (*runs_ / "unchecked/tiny.csv"),
+                        "XDG_CACHE_HOME=" + (*runs_ / "empty-cache"));
+        ASSERT_EQ(unchecked.exit_code, 0) << unchecked.output;
+    }
+    static void TearDownTestSuite() { runs_.reset(); }
+
+    // A copy of a run (`checked` or `unchecked`) in this test's folder as NAME.csv and NAME.json.
+    std::string copy_run(const std::string& which, const std::string& name = "tiny") {
+        fs::create_directories(dir_.path() / "in");
+        const std::string csv = dir_ / ("in/" + name + ".csv");
+        fs::copy_file(*runs_ / (which + "/tiny.csv"), csv, fs::copy_options::overwrite_existing);
+        fs::copy_file(*runs_ / (which + "/tiny.json"), dir_ / ("in/" + name + ".json"),
+                      fs::copy_options::overwrite_existing);
+        return csv;
+    }
+
+    // The CSV rewritten with `change` applied to its header and rows (as field lists).
+    static void tamper(const std::string& csv,
+                       const std::function<void(std::vector<std::vector<std::string>>&)>& change) {
+        const auto table = harness::results::read_csv_table(csv);
+        std::vector<std::vector<std::string>> lines{table.header};
+        for (const auto& row : table.rows) {
+            std::vector<std::string>& fields = lines.emplace_back();
+            for (const auto& column : table.header) fields.push_back(row.at(column));
+        }
+        change(lines);
+        std::string text;
+        for (const auto& l : lines) harness::results::append_csv_line(text, l);
+        write_text(csv, text);
+    }
+    static void set(std::vector<std::vector<std::string>>& lines, const std::string& column,
+                    const std::string& value) {
+        const auto at = std::find(lines[0].begin(), lines[0].end(), column) - lines[0].begin();
+        ASSERT_LT(static_cast<size_t>(at), lines[0].size()) << column;
+        lines[1][static_cast<size_t>(at)] = value;
+    }
+
+    harness::testing::CommandResult publish(const std::string& csv,
+                                            const std::string& options = "") {
+        return run_harness("publish " + csv + " --to " + (dir_ / "results/tiny") + " " + options);
+    }
+
+    // A refusal: exit 2, every message given, and no results folder.
+    void expect_refused(const std::string& csv, const std::vector<std::string>& messages,
+                        const std::string& options = "") {
+        const auto r = publish(csv, options);
+        EXPECT_EQ(r.exit_code, 2) << r.output;
+        for (const auto& m : messages) EXPECT_NE(r.output.find(m), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find("nothing was written"), std::string::npos) << r.output;
+        EXPECT_FALSE(fs::exists(dir_.path() / "results")) << r.output;
+    }
+
+    static std::unique_ptr<TempDir> runs_;
+    TempDir dir_;
+};
+
+std::unique_ptr<TempDir> Publish::runs_;
+
+const std::string kLine =
+    "| [tiny/](tiny/summary.md) `tiny.csv` | tiny (backends: reference-2threads) |";
+
+TEST_F(Publish, ACheckedRunIsCopiedSummarisedAndIndexedOnceEvenWhenPublishedAgain) {
+    const std::string csv = copy_run("checked");
+    auto r = publish(csv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path folder = dir_.path() / "results/tiny";
+    EXPECT_EQ(read_text(folder / "tiny.csv"), read_text(csv));
+    EXPECT_EQ(read_text(folder / "tiny.json"), read_text(dir_ / "in/tiny.json"));
+    const std::string summary = read_text(folder / "summary.md");
+    EXPECT_EQ(summary.rfind(harness::results::kSummaryMark, 0), 0u) << summary;
+    EXPECT_NE(summary.find("`tiny.csv`"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("| reference-2threads |"), std::string::npos) << summary;
+    std::string index = read_text(dir_.path() / "results/README.md");
+    EXPECT_NE(index.find(harness::results::kIndexHeader), std::string::npos) << index;
+    EXPECT_EQ(count(index, kLine), 1u) << index;
+    EXPECT_NE(index.find("each backend's time per training step"), std::string::npos) << index;
+    EXPECT_EQ(index.find("unchecked"), std::string::npos) << index;
+
+    r = publish(csv, "--what 'the tiny config, once more'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    index = read_text(dir_.path() / "results/README.md");
+    EXPECT_EQ(count(index, kLine), 1u) << index;
+    EXPECT_NE(index.find("| the tiny config, once more |"), std::string::npos) << index;
+    EXPECT_EQ(index.find("each backend's time per training step"), std::string::npos) << index;
+
+    // A second run in the same folder: its own line, and both in the summary.
+    r = publish(copy_run("checked", "tiny-2"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    index = read_text(dir_.path() / "results/README.md");
+    EXPECT_EQ(count(index, kLine), 1u) << index;
+    EXPECT_EQ(count(index, "| [tiny/](tiny/summary.md) `tiny-2.csv` |"), 1u) << index;
+    EXPECT_NE(read_text(folder / "summary.md").find("`tiny-2.csv`, `tiny.csv`"), std::string::npos);
+}
+
+TEST_F(Publish, AnExistingIndexKeepsItsLinesAndGainsOneInItsTable) {
+    fs::create_directories(dir_.path() / "results");
+    const std::string original = read_text(std::string(HB_SOURCE_DIR) + "/results/README.md");
+    write_text(dir_.path() / "results/README.md", original);
+    ASSERT_EQ(publish(copy_run("checked")).exit_code, 0);
+    const std::string index = read_text(dir_.path() / "results/README.md");
+    ASSERT_EQ(index.rfind(original, 0), 0u) << index;  // the table ends the file
+    EXPECT_EQ(index.substr(original.size()).rfind(kLine, 0), 0u) << index;
+}
+
+TEST_F(Publish, AChangedMedianIsRefusedAgainstTheSidecarsSamples) {
+    const std::string csv = copy_run("checked");
+    tamper(csv, [](auto& lines) { set(lines, "median_ms", "0.0001"); });
+    expect_refused(csv,
+                   {csv + " line 2 (backend reference-2threads), column median_ms: 0.0001, but the "
+                          "median of the 5 samples_ms in the sidecar"});
+}
+
+TEST_F(Publish, AMissingColumnIsNamed) {
+    const std::string csv = copy_run("checked");
+    tamper(csv, [](auto& lines) {
+        const auto at = std::find(lines[0].begin(), lines[0].end(), "noisy") - lines[0].begin();
+        for (auto& l : lines) l.erase(l.begin() + at);
+    });
+    expect_refused(csv, {csv + ": line 1: column noisy is missing"});
+}
+
+TEST_F(Publish, AStatusOutsideTheSchemaIsRefused) {
+    const std::string csv = copy_run("checked");
+    tamper(csv, [](auto& lines) { set(lines, "status", "splendid"); });
+    expect_refused(csv,
+                   {"line 2 (backend reference-2threads), column status: 'splendid' is none of ok, "
+                    "skipped, failed"});
+}
+
+TEST_F(Publish, AnotherSchemaVersionIsRefused) {
+    const std::string csv = copy_run("checked");
+    tamper(csv, [](auto& lines) { set(lines, "schema_version", "2"); });
+    expect_refused(csv,
+                   {"line 2 (backend reference-2threads), column schema_version: '2', not this "
+                    "harness's schema version 1"});
+}
+
+TEST_F(Publish, EmptyProvenanceAndTextForANumberAreRefused) {
+    const std::string csv = copy_run("checked");
+    tamper(csv, [](auto& lines) {
+        set(lines, "host", "");
+        set(lines, "batch", "two");
+    });
+    expect_refused(csv, {"column host: empty, but a published row always has it",
+                         "column batch: 'two' is not a whole number"});
+}
+
+TEST_F(Publish, AMissingSidecarIsRefused) {
+    const std::string csv = copy_run("checked");
+    fs::remove(dir_ / "in/tiny.json");
+    expect_refused(csv, {"its JSON sidecar " + (dir_ / "in/tiny.json") + " is missing"});
+}
+
+TEST_F(Publish, AnUncheckedRowIsRefusedUnlessAllowedAndThenMarked) {
+    const std::string csv = copy_run("unchecked");
+    expect_refused(csv,
+                   {"line 2 (backend reference-2threads), column check: empty (never checked): run "
+                    "harness check on this build, or pass --allow-unchecked"});
+
+    const std::string stale = copy_run("checked", "stale");
+    tamper(stale, [](auto& lines) { set(lines, "check", "stale"); });
+    expect_refused(stale, {"column check: 'stale': run harness check"});
+
+    const auto r = publish(csv, "--allow-unchecked");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string index = read_text(dir_.path() / "results/README.md");
+    EXPECT_NE(index.find("**unchecked**: `reference-2threads`"), std::string::npos) << index;
+}
+
+TEST_F(Publish, AnotherFileOfTheSameNameIsNotReplaced) {
+    ASSERT_EQ(publish(copy_run("checked")).exit_code, 0);
+    const std::string index = read_text(dir_.path() / "results/README.md");
+    const auto r = publish(copy_run("unchecked"), "--allow-unchecked");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("tiny.csv exists and differs"), std::string::npos) << r.output;
+    EXPECT_EQ(read_text(dir_.path() / "results/tiny/tiny.csv"),
+              read_text(runs_->path() / "checked/tiny.csv"));
+    EXPECT_EQ(read_text(dir_.path() / "results/README.md"), index);
+}
+
+TEST_F(Publish, AnIndexWithoutTheTableAndAHandWrittenSummaryAreLeftAlone) {
+    const std::string csv = copy_run("checked");
+    fs::create_directories(dir_.path() / "results/tiny");
+    write_text(dir_.path() / "results/README.md", "# Not an index\n");
+    auto r = publish(csv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("has no table of published runs"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir_.path() / "results/tiny/tiny.csv"));
+
+    fs::remove(dir_.path() / "results/README.md");
+    write_text(dir_.path() / "results/tiny/summary.md", "# Written by hand\n");
+    r = publish(csv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("summary.md was not written by harness publish"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir_.path() / "results/tiny/tiny.csv"));
+    EXPECT_FALSE(fs::exists(dir_.path() / "results/README.md"));
+}
+
+}  // namespace
