@@ -21,3 +21,7 @@ ExternalProject_Add(hb_debian_plugins
 if(TARGET harness)
   add_dependencies(harness hb_debian_plugins)
 endif()
+# `cmake --install` installs them with the main build's plugins.
+install(CODE "execute_process(COMMAND \"${CMAKE_COMMAND}\" --install \"${CMAKE_BINARY_DIR}/debian-plugins\"
+    --component plugins --prefix \"\${CMAKE_INSTALL_PREFIX}\" COMMAND_ERROR_IS_FATAL ANY)"
+  COMPONENT plugins)

@@ -52,7 +52,8 @@ public:
 // The module's one symbol: extern "C" CommunicatorModule* hb_communicator_module(void).
 #define HB_COMMUNICATOR_ENTRY "hb_communicator_module"
 
-// Loads libhb_comm_<name>.so from the communicators/ folder beside the harness executable. Throws
+// Loads libhb_comm_<name>.so from the communicators/ folder beside the harness executable or, for
+// an executable installed in a bin/ folder, from ../lib/harness/communicators. Throws
 // std::runtime_error saying why when it is not there (configure's reason when it was not built)
 // or does not load.
 CommunicatorModule& load_communicator_module(const std::string& name);

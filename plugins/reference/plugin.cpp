@@ -23,7 +23,7 @@ class ReferencePlugin : public hb::Plugin {
 public:
     hb::PluginInfo describe() override {
         hb::PluginInfo info;
-        info.name = "reference";
+        info.name = HB_PLUGIN_NAME;
         info.version = "1.0.0";
         info.description =
             "Plain C++ float32 CPU backend (im2col + blocked GEMM, std::thread); the conformance "
