@@ -1,4 +1,5 @@
 #include "parallel/buckets.hpp"
+#include "results/csv_row.hpp"
 #include "results/scaling.hpp"
 
 #include <gtest/gtest.h>
@@ -94,4 +95,15 @@ TEST(ScalingEfficiency, NoneForOversubscribedOrUnfinishedRows) {
     hr::fill_scaling_efficiency(runs);
     EXPECT_TRUE(std::isnan(runs[1].parallel->scaling_efficiency));
     EXPECT_TRUE(std::isnan(runs[2].parallel->scaling_efficiency));
+}
+
+TEST(RowName, ADataParallelRowIsNamedWithItsRanks) {
+    EXPECT_EQ(hr::row_name("onednn", 0), "onednn");
+    EXPECT_EQ(hr::row_name("onednn", 1), "onednn (1 rank)");
+    EXPECT_EQ(hr::row_name(hr::CsvRow{{"backend", "onednn"}, {"ranks", "2"}}), "onednn (2 ranks)");
+    EXPECT_EQ(hr::row_name(hr::CsvRow{{"backend", "onednn"}, {"ranks", ""}}), "onednn");
+    hr::BackendRun run = parallel_row("libtorch-cpu", 4, 1);
+    EXPECT_EQ(run.name(), "libtorch-cpu (4 ranks)");
+    run.parallel.reset();
+    EXPECT_EQ(run.name(), "libtorch-cpu");
 }

@@ -65,8 +65,7 @@ std::map<std::string, LabelledRows> ok_rows_by_config(const std::vector<CsvRow>&
         if (text_of(r, "status") != "ok" || !keep(r)) continue;
         LabelledRows& g = groups[text_of(r, "config_name")];
         g.rows.push_back(&r);
-        g.labels.push_back(
-            label_of(text_of(r, "backend"), text_of(r, "device"), text_of(r, "math_mode")));
+        g.labels.push_back(label_of(row_name(r), text_of(r, "device"), text_of(r, "math_mode")));
     }
     for (auto& [config, g] : groups) number_repeats(g.labels);
     return groups;
@@ -97,8 +96,8 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
         for (const auto& r : j.at("runs")) {
             const BackendRun run = backend_run_from_json(r);
             if (run.samples_ms.empty()) continue;
-            out.push_back({config, label_of(run.backend, run.device, run.math_mode), run.samples_ms,
-                           run.backend});
+            out.push_back({config, label_of(run.name(), run.device, run.math_mode), run.samples_ms,
+                           run.name()});
         }
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path.string() + ": not a results sidecar: " + e.what());

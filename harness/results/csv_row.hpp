@@ -24,4 +24,10 @@ inline double number_of(const CsvRow& row, const std::string& column) {
     }
 }
 
+// results::row_name of a row read back (record.hpp).
+std::string row_name(const std::string& backend, int ranks);
+inline std::string row_name(const CsvRow& row) {
+    return row_name(text_of(row, "backend"), static_cast<int>(number_of(row, "ranks")));
+}
+
 }  // namespace harness::results

@@ -29,8 +29,7 @@ std::string value_text(const std::string& value) {
 
 std::string status_text(const CsvRow& row) {
     const std::string message = text_of(row, "message");
-    return text_of(row, "backend") + " " + text_of(row, "status") +
-           (message.empty() ? "" : ": " + message);
+    return row_name(row) + " " + text_of(row, "status") + (message.empty() ? "" : ": " + message);
 }
 
 // " [+6.80, +13.20]" (ms), or with `percent`, of an interval of ratios minus 1, " [+6.8%, +13.2%]";
@@ -58,8 +57,7 @@ std::string cost_row(const Pair& p) {
     std::string cost_percent = fmt::format("{:+.1f}%", 100 * (entry_ms / base_ms - 1));
     std::string rounds = std::to_string(p.timed), judged;
     if (static_cast<int>(p.rounds.size()) == p.timed) {
-        const Comparison c =
-            compare(p.rounds, stream_of(*p.entry, text_of(*p.base, "backend"), ""));
+        const Comparison c = compare(p.rounds, stream_of(*p.entry, row_name(*p.base), ""));
         cost_ms =
             fmt::format("{:+.2f}", c.difference_ms) + interval_text(c.difference_interval, false);
         cost_percent = fmt::format("{:+.1f}%", 100 * (c.ratio - 1)) +
@@ -67,9 +65,9 @@ std::string cost_row(const Pair& p) {
         judged = verdict(c.difference_interval, 0);
     }
     return fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {} |\n",
-                       cell(text_of(*p.entry, "config_name")), cell(text_of(*p.entry, "backend")),
-                       cell(text_of(*p.base, "backend")), change_cell(p), base_ms, entry_ms,
-                       cost_ms, cost_percent, rounds, judged);
+                       cell(text_of(*p.entry, "config_name")), cell(row_name(*p.entry)),
+                       cell(row_name(*p.base)), change_cell(p), base_ms, entry_ms, cost_ms,
+                       cost_percent, rounds, judged);
 }
 
 std::string changes_text(const std::vector<Change>& list) {
@@ -86,7 +84,7 @@ std::vector<Pair> pairs_of(const std::vector<ResultsFile>& files) {
         for (const CsvRow& row : file.rows) {
             const CsvRow* base = base_of(file, row);
             if (base == nullptr) continue;
-            const std::pair key{text_of(row, "config_sha256"), text_of(row, "backend")};
+            const std::pair key{text_of(row, "config_sha256"), row_name(row)};
             auto [it, added] = index.emplace(key, pairs.size());
             if (added) pairs.push_back({base, &row, changes(*base, row), 0, 0, 0, {}, {}});
             Pair& p = pairs[it->second];
@@ -175,8 +173,7 @@ std::string explain_report(const std::vector<ResultsFile>& files) {
     std::string not_comparable, untimed;
     for (const Pair& p : pairs) {
         const std::string names = cell(text_of(*p.entry, "config_name")) + " | " +
-                                  cell(text_of(*p.entry, "backend")) + " | " +
-                                  cell(text_of(*p.base, "backend"));
+                                  cell(row_name(*p.entry)) + " | " + cell(row_name(*p.base));
         if (p.changes.size() != 1)
             not_comparable += "| " + names + " | " + cell(changes_text(p.changes)) + " |\n";
         else if (p.timed == 0)

@@ -53,7 +53,7 @@ public:
         if (baseline.empty()) return;
         for (size_t f = 0; f < files.size(); ++f)
             for (const auto& r : files[f].rows)
-                if (text_of(r, "backend") == baseline && is_ok(r)) {
+                if (row_name(r) == baseline && is_ok(r)) {
                     in_file_[{f, text_of(r, "config_sha256")}] = &r;
                     last_[text_of(r, "config_sha256")] = {f, &r};
                 }
@@ -111,7 +111,7 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
             const std::vector<double>* steps = steps_of(files[f], r);
             const std::vector<double>* baseline_steps = steps_of(files[f], *b);
             if (steps == nullptr || baseline_steps == nullptr) continue;
-            const std::pair key{text_of(r, "config_sha256"), text_of(r, "backend")};
+            const std::pair key{text_of(r, "config_sha256"), row_name(r)};
             auto [it, added] = index.emplace(key, groups.size());
             if (added) groups.push_back({&r, {}, {}});
             groups[it->second].rounds.push_back({*steps, *baseline_steps});
@@ -133,7 +133,7 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
     for (auto& g : groups) {
         g.comparison = compare(g.rounds, stream_of(*g.first, baseline, ""));
         const Comparison& c = g.comparison;
-        const std::string backend = text_of(*g.first, "backend");
+        const std::string backend = row_name(*g.first);
         out +=
             fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(text_of(*g.first, "config_name")),
                         cell(backend), c.rounds, ratio_and_interval(c.ratio, c.ratio_interval),
@@ -164,12 +164,12 @@ bool is_ok(const CsvRow& r) {
 }
 
 const std::vector<double>* steps_of(const ResultsFile& file, const CsvRow& row) {
-    auto it = file.steps_ms.find(text_of(row, "backend"));
+    auto it = file.steps_ms.find(row_name(row));
     return it == file.steps_ms.end() || it->second.empty() ? nullptr : &it->second;
 }
 
 std::string stream_of(const CsvRow& row, const std::string& baseline, const std::string& round) {
-    return text_of(row, "config_sha256") + " " + text_of(row, "backend") + " vs " + baseline +
+    return text_of(row, "config_sha256") + " " + row_name(row) + " vs " + baseline +
            (round.empty() ? "" : " at " + round);
 }
 
@@ -214,13 +214,12 @@ std::string markdown_report(const std::vector<ResultsFile>& files, const ReportO
             std::string status = text_of(r, "status");
             if (!text_of(r, "message").empty()) status += ": " + text_of(r, "message");
             if (text_of(r, "noisy") == "true") status += " (noisy)";
-            out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                               cell(text_of(r, "backend")), cell(text_of(r, "device")),
-                               cell(status), text_of(r, "check"), text_of(r, "math_mode"),
-                               text_of(r, "threads"), fixed(r, "median_ms", 2),
-                               fixed(r, "iqr_ms", 2), fixed(r, "images_per_s", 1),
-                               fixed(r, "gflops", 1), fixed(r, "peak_memory_mb", 0),
-                               text_of(r, "first_loss"), text_of(r, "last_loss"));
+            out += fmt::format(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(row_name(r)), cell(text_of(r, "device")), cell(status), text_of(r, "check"),
+                text_of(r, "math_mode"), text_of(r, "threads"), fixed(r, "median_ms", 2),
+                fixed(r, "iqr_ms", 2), fixed(r, "images_per_s", 1), fixed(r, "gflops", 1),
+                fixed(r, "peak_memory_mb", 0), text_of(r, "first_loss"), text_of(r, "last_loss"));
             if (attainable) {
                 const double gflops = number_of(r, "gflops");
                 out += gflops > 0

@@ -157,7 +157,7 @@ public:
     void file(const std::string& message) { out_.push_back({csv_ + ": " + message}); }
     void at(size_t line, const CsvRow& row, const std::string& column, const std::string& message,
             bool unchecked = false) {
-        const std::string backend = text_of(row, "backend");
+        const std::string backend = row_name(row);
         out_.push_back(
             {fmt::format("{} line {}{}, column {}: {}", csv_, line,
                          backend.empty() ? "" : " (backend " + backend + ")", column, message),
@@ -406,7 +406,7 @@ IndexEntry index_entry(const std::string& folder, const std::string& file,
         std::vector<std::string> names;
         for (const auto& r : rows)
             if (text_of(r, "status") == "ok" && text_of(r, "check") != "pass")
-                names.push_back("`" + text_of(r, "backend") + "`");
+                names.push_back("`" + row_name(r) + "`");
         e.what += "; **unchecked**: " + joined(names, ", ") +
                   " published without a passing `harness check` (--allow-unchecked)";
     }

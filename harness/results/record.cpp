@@ -52,6 +52,15 @@ std::string environment_warning_lines(const Provenance& p) {
     return out;
 }
 
+std::string row_name(const std::string& backend, int ranks) {
+    if (ranks <= 0) return backend;
+    return backend + " (" + std::to_string(ranks) + (ranks == 1 ? " rank)" : " ranks)");
+}
+
+std::string BackendRun::name() const {
+    return row_name(backend.empty() ? plugin : backend, parallel ? parallel->ranks : 0);
+}
+
 double BackendRun::first_loss() const {
     if (!warmup_losses.empty()) return warmup_losses.front();
     if (!losses.empty()) return losses.front();

@@ -11,6 +11,10 @@
 
 namespace harness::results {
 
+// What names a row: its backend, and for a data-parallel row (ranks > 0) its rank count, since a
+// backend has a row per rank count (docs/parallel.md).
+std::string row_name(const std::string& backend, int ranks);
+
 // The version of the results' columns and fields (docs/results-schema.md), in the CSV and the JSON
 // sidecar.
 inline constexpr int kSchemaVersion = 1;
@@ -111,6 +115,8 @@ struct BackendRun {
     Stats stats;                // valid when status == ok
     double first_loss() const;  // NaN when no step ran
     double last_loss() const;
+    // The backend's name, and for a data-parallel row its ranks: "onednn (2 ranks)".
+    std::string name() const;
 };
 
 }  // namespace harness::results

@@ -18,9 +18,7 @@ const Cells kHeader{"backend",  "device",  "status",     "median ms", "IQR ms",
                     "images/s", "GFLOP/s", "first loss", "last loss"};
 
 std::string name_of(const BackendRun& r) {
-    const std::string name = r.backend.empty() ? r.plugin : r.backend;
-    if (!r.parallel) return name;
-    return fmt::format("{} ({} rank{})", name, r.parallel->ranks, r.parallel->ranks > 1 ? "s" : "");
+    return r.name();
 }
 
 // An interrupted run's figures are those of the timed steps it completed (partial).
