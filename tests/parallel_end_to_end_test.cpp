@@ -72,6 +72,13 @@ TEST(ParallelRun, RowsPerRankCountWithTheSlowestRankAndTheCommunicator) {
     EXPECT_TRUE(rows[0].at("allreduce_busbw_gbps").empty());
     EXPECT_FALSE(two["allreduce_busbw_gbps"].empty());
     EXPECT_EQ(two["scaling_efficiency"].empty(), two["oversubscribed"] == "true");
+
+    // harness report keeps the rank counts apart and shows their own columns.
+    auto report = run_harness("report " + csv);
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    EXPECT_NE(report.output.find("| reference (1 rank) |"), std::string::npos) << report.output;
+    EXPECT_NE(report.output.find("| reference (2 ranks) | 2 | mpi |"), std::string::npos)
+        << report.output;
 }
 
 TEST(ParallelRun, APluginWithoutSplitStepsIsSkippedWithTheReason) {

@@ -180,6 +180,30 @@ std::string verdict(const Interval& interval, double neutral) {
     return "no significant difference";
 }
 
+// The data-parallel rows' own columns (docs/parallel.md), when there are any.
+std::string data_parallel_table(const std::vector<ResultsFile>& files) {
+    std::string out;
+    for (const auto& file : files)
+        for (const auto& r : file.rows) {
+            if (text_of(r, "ranks").empty()) continue;
+            if (out.empty())
+                out =
+                    "\nData-parallel rows (docs/parallel.md): step times are the slowest rank's, "
+                    "images/s the global step's.\n\n"
+                    "| backend | ranks | communicator | oversubscribed | communication share | "
+                    "all-reduce MB | busbw GB/s | weak-scaling efficiency |\n"
+                    "|---|---:|---|---|---:|---:|---:|---:|\n";
+            const double bytes = number_of(r, "allreduce_bytes");
+            out +=
+                fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(row_name(r)),
+                            text_of(r, "ranks"), text_of(r, "communicator"),
+                            text_of(r, "oversubscribed"), text_of(r, "communication_share"),
+                            bytes > 0 ? fmt::format("{:.1f}", bytes / 1e6) : "",
+                            text_of(r, "allreduce_busbw_gbps"), text_of(r, "scaling_efficiency"));
+        }
+    return out;
+}
+
 std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions& options) {
     return markdown_report(std::vector<ResultsFile>{{rows, {}}}, options);
 }
@@ -239,6 +263,7 @@ std::string markdown_report(const std::vector<ResultsFile>& files, const ReportO
             "interval], p: Mann-Whitney U test (docs/statistics.md).\n",
             cell(baseline));
     if (!baseline.empty()) out += over_rounds(files, baselines, baseline);
+    out += data_parallel_table(files);
     return out;
 }
 
