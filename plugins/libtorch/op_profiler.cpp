@@ -134,8 +134,7 @@ void OpProfiler::on_start(const at::RecordFunction& fn) {
     if (r) start_record(*r);
 }
 
-void OpProfiler::on_end() {
-    profile::TrackRecorder& t = track();
+void OpProfiler::close_record(profile::TrackRecorder& t) {
     if (profile::OpRecord* r = t.end()) {
         end_record(*r);
         if (t.quiet) {
@@ -143,6 +142,10 @@ void OpProfiler::on_end() {
             t.quiet = false;
         }
     }
+}
+
+void OpProfiler::on_end() {
+    close_record(track());
 }
 
 void OpProfiler::begin(profile::Part part, int32_t layer, const char* timed_as) {
@@ -161,14 +164,7 @@ void OpProfiler::end() {
     if (timed_as_) {
         // The operators the part ran are nested in its own event, which quieted RecordFunction
         // as an operator's event does.
-        profile::TrackRecorder& t = track();
-        if (profile::OpRecord* r = t.end()) {
-            end_record(*r);
-            if (t.quiet) {
-                at::enableRecordFunction(true);
-                t.quiet = false;
-            }
-        }
+        close_record(track());
         timed_as_ = nullptr;
     }
     sequence_map_.add(sequence_begin_, at::sequence_number::peek(), region);

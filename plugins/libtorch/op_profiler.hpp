@@ -83,6 +83,8 @@ private:
     profile::TrackRecorder& track();
     void start_record(profile::OpRecord& r);
     void end_record(profile::OpRecord& r);
+    // Ends the track's innermost record; RecordFunction comes back on if that record quieted it.
+    void close_record(profile::TrackRecorder& t);
     void begin_step();
     void finish_step();
 
