@@ -371,7 +371,8 @@ std::vector<float> device_contents(const hb_gradient_buffer& b) {
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // The losses and state of `steps` steps from the problem's start (square averages from zero, the
