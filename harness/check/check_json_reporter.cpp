@@ -38,6 +38,7 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
                               {"state", t.state},
                               {"reduced_precision", t.reduced_precision}};
             b["problem"] = c.comparison.problem;
+            b["not_compared"] = c.comparison.not_compared;
             b["worst_abs"] = difference_json(c.comparison.worst_abs());
             b["worst_relative"] = difference_json(c.comparison.worst_relative());
             b["differences"] = nlohmann::json::array();

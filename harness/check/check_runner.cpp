@@ -42,6 +42,10 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
         capture.state[t.name] =
             data::read_npy((dir / "state" / (t.name + ".npy")).string(), &shape);
     }
+    if (fs::exists(dir / "input-gradient.npy")) {
+        std::vector<int64_t> shape;
+        capture.input_gradient = data::read_npy((dir / "input-gradient.npy").string(), &shape);
+    }
     for (size_t k = 2; k <= run.losses.size(); ++k) {
         const fs::path folder = dir / ("gradient-" + std::to_string(k));
         auto& gradients = capture.later_gradients.emplace_back();

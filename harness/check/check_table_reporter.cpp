@@ -62,6 +62,7 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
                             rel ? rel->relative : 0.0, rel ? rel->quantity : "",
                             abs ? abs->max_abs : 0.0, cmp.tolerance.label);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
+        for (const auto& n : cmp.not_compared) out_ << "    not compared: " << n << "\n";
     }
     if (outcome.rank_checks.empty()) return;
     out_ << "\ndata-parallel steps, the same batch on every rank, against the one-process step:\n";

@@ -194,6 +194,24 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
     if (!compare_tensors("gradient", candidate.gradients, baseline.gradients, {}, floor,
                          tolerance.gradient, out))
         return out;
+    if (!baseline.input_gradient.empty()) {
+        if (candidate.input_gradient.empty()) {
+            out.not_compared.push_back(
+                "gradient input: the plugin cannot give it (no HB_CAP_INPUT_GRADIENT)");
+        } else if (candidate.input_gradient.size() != baseline.input_gradient.size()) {
+            out.problem = "gradient input: " + std::to_string(candidate.input_gradient.size()) +
+                          " elements, baseline has " +
+                          std::to_string(baseline.input_gradient.size());
+            return out;
+        } else {
+            // Measured against its own largest element: the input's gradient is of another
+            // magnitude than the parameters'.
+            out.differences.push_back(tensor_difference(
+                "gradient input", candidate.input_gradient, baseline.input_gradient, {},
+                tolerance.gradient_floor * max_magnitude(baseline.input_gradient),
+                tolerance.gradient));
+        }
+    }
 
     const Masks masks =
         replay ? Masks{} : determined_updates(baseline.gradients, floor, tolerance.gradient);

@@ -11,14 +11,16 @@
 
 namespace harness::check {
 
-// What a check run captures: the loss of every step, every parameter gradient after step 1, and
-// every parameter and BN running statistic after the last step.
+// What a check run captures: the loss of every step, every parameter gradient after step 1 (and
+// the input's), and every parameter and BN running statistic after the last step.
 struct StepCapture {
     std::vector<double> losses;
     std::map<std::string, std::vector<float>> gradients;  // trainable tensors
     std::map<std::string, std::vector<float>> state;      // all tensors
     // The gradients of steps 2, 3, ... (what the backend's later updates used).
     std::vector<std::map<std::string, std::vector<float>>> later_gradients;
+    // The gradient of step 1's input batch; empty when the plugin cannot give it.
+    std::vector<float> input_gradient;
 };
 
 // What every backend started from: with it, each trainable tensor's state after the last step is
@@ -72,6 +74,8 @@ struct Comparison {
     Tolerance tolerance;
     bool pass = false;
     std::string problem;  // set when the captures cannot be compared (missing tensor, sizes)
+    // Quantities the baseline has and the backend could not give, with why.
+    std::vector<std::string> not_compared;
     const Difference* worst_abs() const;
     const Difference* worst_relative() const;  // the largest relative / tolerance ratio
 };

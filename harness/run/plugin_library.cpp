@@ -154,10 +154,17 @@ bool PluginLibrary::can_split_step() const {
            api_->gradient_buffers && api_->forward_backward && api_->apply_update;
 }
 
+bool PluginLibrary::can_read_input_gradient() const {
+    constexpr size_t size = offsetof(hb_plugin_api, read_input_gradient) + sizeof(void*);
+    return (info_->capabilities & HB_CAP_INPUT_GRADIENT) && api_->struct_size >= size &&
+           api_->read_input_gradient;
+}
+
 PluginSession::PluginSession(const PluginLibrary& library, const hb_session_desc& desc)
     : api_(library.api()),
       can_profile_(library.can_profile()),
       can_split_step_(library.can_split_step()),
+      can_read_input_gradient_(library.can_read_input_gradient()),
       plugin_name_(library.info().name) {
     hb_status status = api_.create_session(&desc, &session_);
     if (status != HB_OK) {
@@ -243,6 +250,13 @@ std::vector<hb_event> PluginSession::read_events() {
         out.push_back(e);
     }
     return out;
+}
+
+void PluginSession::read_input_gradient(float* gradient) {
+    if (!can_read_input_gradient_)
+        throw PluginCallError(HB_UNSUPPORTED,
+                              plugin_name_ + ": no input gradient (no HB_CAP_INPUT_GRADIENT)");
+    check(api_.read_input_gradient(session_, gradient), "read_input_gradient");
 }
 
 void PluginSession::require_split_step() const {

@@ -45,6 +45,8 @@ public:
     bool can_profile() const;
     // ABI 2.2's split step: announced, and its three functions in the table.
     bool can_split_step() const;
+    // ABI 2.3's input gradient: announced, and read_input_gradient in the table.
+    bool can_read_input_gradient() const;
 
 private:
     PluginLibrary(std::filesystem::path path, const hb_plugin_api* api, const hb_plugin_info* info)
@@ -81,12 +83,17 @@ public:
     hb_step_result forward_backward(int32_t batch, const std::function<void(int32_t)>& ready);
     hb_step_result apply_update();
 
+    // The last step's input gradient, N x 3 x S x S, into `gradient`: only in a session whose
+    // description asked for it, of a library that can_read_input_gradient().
+    void read_input_gradient(float* gradient);
+
 private:
     void check(hb_status status, const char* call);
     void require_split_step() const;
     const hb_plugin_api& api_;
     bool can_profile_;
     bool can_split_step_;
+    bool can_read_input_gradient_;
     std::string plugin_name_;
     hb_session* session_ = nullptr;
 };

@@ -24,6 +24,7 @@ nlohmann::json capability_names(uint32_t caps) {
     if (caps & HB_CAP_HOST_PLACEMENT) names.push_back("host_placement");
     if (caps & HB_CAP_PROFILE) names.push_back("profile");
     if (caps & HB_CAP_DATA_PARALLEL) names.push_back("data_parallel");
+    if (caps & HB_CAP_INPUT_GRADIENT) names.push_back("input_gradient");
     return names;
 }
 

@@ -40,12 +40,13 @@ void read_manifest(results::BackendRun& run) {
 
 Training::Training(model::Graph model_graph, const config::RunConfig& config,
                    const config::BackendEntry& entry, const PluginLibrary& library,
-                   int perturb_bits, results::BackendRun& run)
+                   int perturb_bits, results::BackendRun& run, bool want_input_gradient)
     : graph(std::move(model_graph)),
       abi_graph(graph),
       state(data::initial_state(graph, config.seed)),
       batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
-      batch_count(config.batches) {
+      batch_count(config.batches),
+      input_gradient(want_input_gradient && library.can_read_input_gradient()) {
     if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
     std::vector<hb_option> options;
     for (const auto& kv : entry.options) options.push_back({kv.first.c_str(), kv.second.c_str()});
@@ -57,6 +58,7 @@ Training::Training(model::Graph model_graph, const config::RunConfig& config,
     desc.placement = entry.placement;
     desc.num_options = static_cast<int32_t>(options.size());
     desc.options = options.data();
+    desc.input_gradient = input_gradient ? 1 : 0;
 
     const auto setup_start = Clock::now();
     session = std::make_unique<PluginSession>(library, desc);
@@ -110,6 +112,15 @@ void Training::write_tensors(const std::string& dir, const std::string& which,
         if (out[i])
             data::write_npy((folder / (graph.tensors[i].name + ".npy")).string(),
                             graph.tensors[i].shape, out[i]);
+}
+
+void Training::write_input_gradient(const std::string& dir) {
+    const model::Value& input = graph.values[static_cast<size_t>(graph.input)];
+    data::HostTensor gradient(static_cast<size_t>(model::elements(input.shape)));
+    session->read_input_gradient(gradient.data());
+    std::filesystem::create_directories(dir);
+    data::write_npy((std::filesystem::path(dir) / "input-gradient.npy").string(),
+                    {input.shape.begin(), input.shape.end()}, gradient.data());
 }
 
 bool time_steps(Training& training, results::BackendRun& run,

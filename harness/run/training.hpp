@@ -27,10 +27,14 @@ struct Training {
     data::Batches batches;
     std::unique_ptr<PluginSession> session;
     int batch_count;
+    // Whether each step computes the gradient of its input batch too (write_input_gradient).
+    bool input_gradient = false;
 
     // `perturb_bits` > 0: from weights one ulp of that format away (data/perturbation.hpp).
+    // `want_input_gradient`: ask for the input's gradient, where the plugin can give it.
     Training(model::Graph graph, const config::RunConfig& config, const config::BackendEntry& entry,
-             const PluginLibrary& library, int perturb_bits, results::BackendRun& run);
+             const PluginLibrary& library, int perturb_bits, results::BackendRun& run,
+             bool want_input_gradient = false);
 
     // Step k of the run (counting from 0) on its batch; records time, loss and phases.
     void step(int k, bool timed, results::BackendRun& run);
@@ -43,6 +47,9 @@ struct Training {
     // `which` unless given).
     void write_tensors(const std::string& dir, const std::string& which,
                        const std::string& folder_name = "");
+    // Writes the last step's input gradient as DIR/input-gradient.npy (only where
+    // `input_gradient`).
+    void write_input_gradient(const std::string& dir);
 };
 
 // The run's warm-up and timed steps, `step(k, timed)` each, until they are done or `stop()` says
