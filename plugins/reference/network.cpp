@@ -169,12 +169,18 @@ void Network<T>::backward(const std::function<void(int)>& final) {
         gradient_pool_.release(std::move(value_gradients_[layer.output]));
         complete_from(i);
     }
+    if (input_gradient_wanted_) {
+        gradient_pool_.release(std::move(input_gradient_));
+        input_gradient_ = std::move(value_gradients_[input_]);
+        if (input_gradient_.empty())  // no layer sends the input a gradient
+            input_gradient_.assign(static_cast<size_t>(value_dims_[input_].elements()), T(0));
+    }
     for (auto& g : value_gradients_) gradient_pool_.release(std::move(g));
 }
 
 template <class T>
 T* Network<T>::value_gradient(int v) {
-    if (v == input_) return nullptr;
+    if (v == input_ && !input_gradient_wanted_) return nullptr;
     std::vector<T>& g = value_gradients_[v];
     if (g.empty()) {
         g = gradient_pool_.acquire(static_cast<size_t>(value_dims_[v].elements()));
@@ -193,9 +199,9 @@ void Network<T>::backward_layer(int index) {
     const T* x = value(in);
     const Dims d = value_dims_[in];
     const T* dy = value_gradients_[layer.output].data();
-    // A layer that sends no gradient to the graph's input runs nothing for it. The gradient
-    // buffer of an input is zeroed when first used: part of the backward pass that writes it.
-    const bool needs_dx = in != input_;
+    // A layer sends the graph's input a gradient only when it is wanted. The gradient buffer of
+    // an input is zeroed when first used: part of the backward pass that writes it.
+    const bool needs_dx = in != input_ || input_gradient_wanted_;
     switch (layer.kind) {
         case HB_LAYER_CONV2D: {
             // The weight and bias gradients first, then the input's: the order of one
@@ -277,6 +283,7 @@ uint64_t Network<T>::allocated_bytes() const {
     for (const auto& v : values_) elements += v.size();
     for (const auto& t : tensors_) elements += t.size();
     for (const auto& g : gradients_) elements += g.size();
+    elements += input_gradient_.size();
     uint64_t bytes =
         elements * sizeof(T) + gradient_pool_.allocated_bytes() + gemm_.scratch_bytes();
     for (const Layer& layer : layers_)

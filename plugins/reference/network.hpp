@@ -53,6 +53,10 @@ public:
     // Gradients of the last forward's loss with respect to every trainable tensor. `final` (may
     // be empty) hears each gradient as it is complete, by its position in gradient_order().
     void backward(const std::function<void(int)>& final = {});
+    // Whether backward() also computes the gradient of the graph's input (off: the input needs
+    // none), and that gradient after the last backward().
+    void set_input_gradient(bool wanted) { input_gradient_wanted_ = wanted; }
+    const std::vector<T>& input_gradient() const { return input_gradient_; }
 
     // The events of a profiled step (docs/design.md §3 "Profiling"): forward and backward add
     // one per layer pass (a convolution's backward two: weights, then data), the caller its own.
@@ -82,7 +86,8 @@ private:
     void backward_layer(int index);
     T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }
     T* gradient_data(int i) { return i < 0 ? nullptr : gradients_[i].data(); }
-    // The gradient buffer of value v (zeroed when first used), or null for the graph's input.
+    // The gradient buffer of value v (zeroed when first used); null for the graph's input unless
+    // its gradient is wanted.
     T* value_gradient(int v);
 
     ThreadPool& pool_;
@@ -98,6 +103,8 @@ private:
     std::vector<int> completed_by_;  // per gradient_order() entry: the layer that completes it
     std::vector<T> workspace_;
     int input_ = -1;
+    bool input_gradient_wanted_ = false;
+    std::vector<T> input_gradient_;
     Dims target_dims_;
     const T* input_data_ = nullptr;
     const T* target_data_ = nullptr;

@@ -29,7 +29,8 @@ public:
             "Plain C++ float32 CPU backend (im2col + blocked GEMM, std::thread); the conformance "
             "oracle";
         info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
-                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL;
+                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
+                            HB_CAP_INPUT_GRADIENT;
         info.libraries = {{"compiler", compiler_version()}};
         hb::DeviceInfo cpu;
         cpu.name = "cpu";

@@ -44,6 +44,7 @@ ReferenceSession::ReferenceSession(const hb_session_desc& desc)
     : settings_(parse(desc)),
       pool_(settings_.threads),
       network_(*desc.graph, pool_, settings_.kernel) {
+    network_.set_input_gradient(hb::wants_input_gradient(desc));
     for (int i = 0; i < network_.num_tensors(); ++i) {
         const TensorInfo& t = network_.tensor_info(i);
         optimizer_state_.push_back(t.trainable
@@ -156,6 +157,13 @@ void ReferenceSession::read_gradients(float* const* gradients) {
         const std::vector<float>& g = network_.gradient(i);
         std::copy(g.begin(), g.end(), gradients[i]);
     }
+}
+
+void ReferenceSession::read_input_gradient(float* gradient) {
+    const std::vector<float>& g = network_.input_gradient();
+    if (g.empty())
+        throw hb::Error("read_input_gradient: the session was not asked for it", HB_UNSUPPORTED);
+    std::copy(g.begin(), g.end(), gradient);
 }
 
 uint64_t ReferenceSession::peak_memory_bytes() {
