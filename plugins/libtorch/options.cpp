@@ -30,6 +30,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.device = parse_device(desc.device);
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
+    s.input_gradient = hb::wants_input_gradient(desc);
 
     hb::Options options(desc.num_options, desc.options);
     s.threads = options.get_threads();

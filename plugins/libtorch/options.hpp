@@ -25,6 +25,8 @@ struct Settings {
     // float32 is what the harness times; float64 verifies the graph's semantics without float32
     // rounding (exchange buffers stay float32).
     c10::ScalarType dtype = c10::ScalarType::Float;
+    // Each step also computes the gradient of its input batch (hb::wants_input_gradient).
+    bool input_gradient = false;
 };
 
 // Accepts the devices "cpu", "cuda" and "cuda:N" and the options threads, channels_last,

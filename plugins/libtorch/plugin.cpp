@@ -21,7 +21,8 @@ public:
             "LibTorch (ATen operations, autograd, RMSProp as tensor operations) on the CPU and "
             "CUDA devices";
         info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
-                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL;
+                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
+                            HB_CAP_INPUT_GRADIENT;
         info.libraries = {{"LibTorch", libtorch_version()}};
         if (!cuda_version().empty()) info.libraries.emplace_back("CUDA", cuda_version());
         if (!cudnn_version().empty()) info.libraries.emplace_back("cuDNN", cudnn_version());

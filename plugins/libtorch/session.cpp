@@ -228,7 +228,9 @@ at::Tensor TorchSession::passes(const at::Tensor& input, const at::Tensor& targe
                                 const hb::GradientReady* ready) {
     const auto start = Clock::now();
     clear_gradients(profiler);
-    at::Tensor loss = network_.forward(input, target, profiler);
+    // The batch as a leaf of its own, when its gradient is wanted: the stored batch stays as is.
+    const at::Tensor x = settings_.input_gradient ? input.detach().requires_grad_(true) : input;
+    at::Tensor loss = network_.forward(x, target, profiler);
     const auto forward_end = Clock::now();
     if (events_) events_->record(PhaseEvents::forward_end);
     {
@@ -239,6 +241,7 @@ at::Tensor TorchSession::passes(const at::Tensor& input, const at::Tensor& targe
         const auto backward_end = Clock::now();
         if (events_) events_->record(PhaseEvents::backward_end);
         readiness_->tell_rest();
+        if (settings_.input_gradient) input_gradient_ = x.grad();
         if (times) {
             times->forward_ms = milliseconds(start, forward_end);
             times->backward_ms = milliseconds(forward_end, backward_end);
@@ -419,6 +422,15 @@ void TorchSession::read_gradients(float* const* gradients) {
         const at::Tensor& g = network_.tensor(i).grad();
         at::from_blob(gradients[i], spec.shape, at::TensorOptions().dtype(at::kFloat)).copy_(g);
     }
+}
+
+void TorchSession::read_input_gradient(float* gradient) {
+    if (!settings_.input_gradient || !input_gradient_.defined())
+        throw hb::Error("read_input_gradient: the session was not asked for it", HB_UNSUPPORTED);
+    at::NoGradGuard no_grad;
+    synchronize(settings_.device);
+    at::from_blob(gradient, network_.input_shape(), at::TensorOptions().dtype(at::kFloat))
+        .copy_(input_gradient_);
 }
 
 void TorchSession::set_profiling(bool enabled) {

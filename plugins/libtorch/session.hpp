@@ -34,6 +34,7 @@ public:
     hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
+    void read_input_gradient(float* gradient) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
     // Per-operation events (ABI 2.1). Refused with cuda_graphs: a replay is one opaque launch.
@@ -85,6 +86,7 @@ private:
     std::unique_ptr<PhaseEvents> events_;  // CUDA devices
     OpProfiler profiler_;
     at::Tensor static_input_, static_target_, static_loss_;  // what the CUDA graph reads and writes
+    at::Tensor input_gradient_;  // the last backward's, when the session was asked for it
     int64_t steps_ = 0;
     uint64_t peak_memory_ = 0;
 
