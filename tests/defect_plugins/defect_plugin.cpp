@@ -17,6 +17,8 @@
 //   rmsprop_weight_decay   weight decay ignored
 //   rmsprop_variant        TensorFlow's variant with Torch's start: the square average from 0, not
 //                          from the optimizer's initial value (1)
+//   last_max_pooling       max pooling sends the gradient to the last maximum of a tied window,
+//                          not the first
 #include "hb/cpu.hpp"
 #include "hb/graph.hpp"
 #include "hb/plugin.hpp"
@@ -72,13 +74,32 @@ void rmsprop(const hb_optimizer& o, size_t count, float* p, const float* grad, f
     }
 }
 
+// The gradient of 2x2 max pooling, sent to the first maximum of each window in row-major order
+// (the graph's rule), or to the last with DEFECT_last_max_pooling.
+void maxpool2d_backward(const Dims& d, const float* x, const float* dy, float* dx) {
+    for (int64_t p = 0; p < d.n * d.c; ++p)
+        for (int64_t oh = 0; oh < d.h / 2; ++oh)
+            for (int64_t ow = 0; ow < d.w / 2; ++ow) {
+                const int64_t top = p * d.plane() + 2 * oh * d.w + 2 * ow;
+                int64_t arg = top;
+                for (int64_t k : {top + 1, top + d.w, top + d.w + 1})
+#if defined(DEFECT_last_max_pooling)
+                    if (x[k] >= x[arg]) arg = k;
+#else
+                    if (x[k] > x[arg]) arg = k;
+#endif
+                dx[arg] += dy[(p * (d.h / 2) + oh) * (d.w / 2) + ow];
+            }
+}
+
 class DefectSession : public hb::Session {
 public:
     explicit DefectSession(const hb_session_desc& desc)
         : graph_(hb::import_graph(*desc.graph, {"defect", true})),
           optimizer_(*desc.optimizer),
           pool_(1),
-          gemm_(pool_, reference::TileKernel::portable) {
+          gemm_(pool_, reference::TileKernel::portable),
+          input_gradient_wanted_(hb::wants_input_gradient(desc)) {
         hb::check_session_desc(desc);
         hb::require_cpu(desc, "the defect backend");
         hb::Options options(desc.num_options, desc.options);
@@ -165,6 +186,16 @@ public:
             if (graph_.tensors[i].trainable && gradients[i])
                 std::copy(gradients_[i].begin(), gradients_[i].end(), gradients[i]);
     }
+    void read_input_gradient(float* gradient) override {
+        if (!input_gradient_wanted_)
+            throw hb::Error("read_input_gradient: the session was not asked for it",
+                            HB_UNSUPPORTED);
+        const std::vector<float>& g = value_gradients_[graph_.input];
+        if (g.empty())
+            std::fill_n(gradient, graph_.values[graph_.input].elements(), 0.0f);
+        else
+            std::copy(g.begin(), g.end(), gradient);
+    }
     std::string manifest_json() override {
         return R"({"math": "fp32", "threads": 1})";
     }
@@ -245,9 +276,14 @@ private:
         }
     }
 
-    // The gradient buffer of value v, zeroed when first used; null for the graph's input.
+    // Whether the backward pass computes the gradient of value v.
+    bool needs_gradient(int v) const {
+        return v != graph_.input || input_gradient_wanted_;
+    }
+
+    // The gradient buffer of value v, zeroed when first used; null when it needs none.
     float* value_gradient(int v) {
-        if (v == graph_.input) return nullptr;
+        if (!needs_gradient(v)) return nullptr;
         std::vector<float>& g = value_gradients_[v];
         if (g.empty()) {
             g.assign(static_cast<size_t>(graph_.values[v].elements()), 0.0f);
@@ -274,7 +310,7 @@ private:
                     reference::conv2d_backward(gemm_, conv_[index], x, tensor(l.weight), dy,
                                                static_cast<float*>(nullptr), gradient(l.weight),
                                                gradient(l.bias), workspace_.data());
-                    if (in != graph_.input)
+                    if (needs_gradient(in))
                         reference::conv2d_backward(gemm_, conv_[index], x, tensor(l.weight), dy,
                                                    value_gradient(in), static_cast<float*>(nullptr),
                                                    static_cast<float*>(nullptr), workspace_.data());
@@ -287,15 +323,14 @@ private:
                                                   gradient(l.bias));
                     break;
                 case HB_LAYER_RELU:
-                    if (in != graph_.input)
+                    if (needs_gradient(in))
                         reference::relu_backward(pool_, d.elements(), x, dy, value_gradient(in));
                     break;
                 case HB_LAYER_MAXPOOL2D:
-                    if (in != graph_.input)
-                        reference::maxpool2d_backward(pool_, d, x, dy, value_gradient(in));
+                    if (needs_gradient(in)) maxpool2d_backward(d, x, dy, value_gradient(in));
                     break;
                 case HB_LAYER_UPSAMPLE:
-                    if (in != graph_.input)
+                    if (needs_gradient(in))
                         reference::upsample_backward(pool_, d, dy, value_gradient(in));
                     break;
                 case HB_LAYER_ADD: {
@@ -305,7 +340,7 @@ private:
                     break;
                 }
                 case HB_LAYER_MSE_LOSS:
-                    if (in != graph_.input)
+                    if (needs_gradient(in))
                         reference::mse_loss_backward(pool_, d.elements(), x, target_, l.loss_weight,
                                                      value_gradient(in));
                     break;
@@ -322,6 +357,7 @@ private:
     std::vector<BatchStatistics> statistics_;
     std::vector<double> losses_;
     std::vector<bool> zero_bias_gradient_;
+    bool input_gradient_wanted_;
     std::vector<std::vector<float>> tensors_, gradients_, square_average_, momentum_buffer_;
     std::vector<std::vector<float>> values_, value_gradients_;
     std::vector<float> workspace_;
@@ -337,7 +373,7 @@ public:
         info.name = HB_DEFECT_NAME;
         info.version = "1.0.0";
         info.description = "the reference's kernels with one deliberate defect (a test fixture)";
-        info.capabilities = HB_CAP_GRADIENTS | HB_CAP_HOST_PLACEMENT;
+        info.capabilities = HB_CAP_GRADIENTS | HB_CAP_HOST_PLACEMENT | HB_CAP_INPUT_GRADIENT;
         hb::DeviceInfo cpu;
         cpu.name = "cpu";
         cpu.description = hb::cpu_description();
