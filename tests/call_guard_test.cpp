@@ -73,4 +73,12 @@ TEST(CallGuard, AStepNeedsStateAndBatchesAndWrapsTheIndex) {
     EXPECT_EQ(guard.batch_index(-1), 2);
 }
 
+TEST(CallGuard, GradientsAreReadOnlyAfterAStep) {
+    hb::detail::CallGuard guard(nullptr);
+    EXPECT_EQ(error_of([&] { guard.check_stepped("read_input_gradient"); }),
+              "read_input_gradient: no step has run yet");
+    guard.stepped();
+    EXPECT_EQ(error_of([&] { guard.check_stepped("read_input_gradient"); }), "");
+}
+
 }  // namespace

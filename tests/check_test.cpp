@@ -19,6 +19,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace {
 
@@ -112,6 +113,30 @@ TEST(Comparison, NonFiniteValuesNeverPass) {
     candidate = baseline;
     candidate.losses[0] = std::numeric_limits<double>::quiet_NaN();
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32")).pass);
+}
+
+TEST(Comparison, TheInputsGradientIsComparedWhereTheBackendGivesIt) {
+    auto baseline = sample_capture();
+    baseline.input_gradient = {0.5f, 0.0f, 0.0f, -1.0f};
+    auto candidate = baseline;
+    // A tied window's gradient sent to another position: only the input's gradient shows it.
+    std::swap(candidate.input_gradient[0], candidate.input_gradient[1]);
+    auto result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "gradient input");
+    EXPECT_NEAR(result.worst_relative()->relative, 0.5, 1e-6);  // against max |baseline|
+
+    candidate.input_gradient.pop_back();
+    result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_FALSE(result.pass);
+    EXPECT_NE(result.problem.find("gradient input"), std::string::npos);
+
+    // A backend that cannot give it is compared on the rest, and the comparison says so.
+    candidate.input_gradient.clear();
+    result = compare(candidate, baseline, tolerance_for("fp32"));
+    EXPECT_TRUE(result.pass);
+    ASSERT_EQ(result.not_compared.size(), 1u);
+    EXPECT_NE(result.not_compared[0].find("gradient input"), std::string::npos);
 }
 
 TEST(Comparison, MissingTensorsAndWrongSizesAreProblemsNotPasses) {

@@ -74,6 +74,36 @@ TEST(ReferenceHourglass, GradientsOfEveryTensorMatchFiniteDifferences) {
                                    [](const harness::model::Tensor& t) { return t.trainable(); })));
 }
 
+TEST(ReferenceHourglass, TheInputsGradientMatchesFiniteDifferences) {
+    const Graph graph = harness::model::build_hourglass(tiny_spec());
+    const AbiGraph abi(graph);
+    const auto state = harness::data::initial_state(graph, 42);
+    const auto batches = harness::data::make_batches(graph, 42, 1);
+    std::vector<double> input = to_double(batches.inputs[0]);
+    const std::vector<double> target = to_double(batches.targets[0]);
+
+    ThreadPool pool(2);
+    Network<double> network(*abi.get(), pool);
+    for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
+    network.set_input_gradient(true);
+    network.forward(input.data(), target.data());
+    network.backward();
+    const std::vector<double> analytic = network.input_gradient();
+    ASSERT_EQ(analytic.size(), input.size());
+    const auto n = static_cast<int64_t>(input.size());
+    for (int64_t at : {int64_t{0}, n / 3, n / 2 + 7, n - 1}) {
+        const double h = 1e-6, saved = input[at];
+        input[at] = saved + h;
+        const double plus = network.forward(input.data(), target.data());
+        input[at] = saved - h;
+        const double minus = network.forward(input.data(), target.data());
+        input[at] = saved;
+        const double numeric = (plus - minus) / (2 * h);
+        EXPECT_NEAR(analytic[at], numeric, 1e-7 + 1e-5 * std::fabs(numeric))
+            << "input[" << at << "]";
+    }
+}
+
 // A session of the tiny hourglass through the public hb::Session interface.
 // `square_averages`, when given, is loaded as the optimizer state (one per trainable tensor).
 Trace run_session(const std::vector<hb_option>& options, hb_placement placement, int steps,

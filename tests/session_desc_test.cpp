@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 #include <thread>
 
@@ -42,6 +43,16 @@ std::string refusal(const hb_session_desc& desc, hb_status* status = nullptr) {
 TEST(SessionDescription, AValidOnePasses) {
     Description d;
     EXPECT_EQ(refusal(d.desc), "");
+}
+
+TEST(SessionDescription, OneFromAnOlderHarnessPassesAndAsksForNoInputGradient) {
+    Description d;
+    d.desc.input_gradient = 1;
+    EXPECT_TRUE(hb::wants_input_gradient(d.desc));
+    // ABI 2.2's description ends before `input_gradient`: whatever lies beyond is not read.
+    d.desc.struct_size = offsetof(hb_session_desc, input_gradient);
+    EXPECT_EQ(refusal(d.desc), "");
+    EXPECT_FALSE(hb::wants_input_gradient(d.desc));
 }
 
 TEST(SessionDescription, EachDefectIsNamed) {
