@@ -79,30 +79,30 @@ TEST(PluginLibrary, RejectsAPluginOfAbi1NamingBothVersions) {
     EXPECT_NE(error.find(harness_abi()), std::string::npos) << error;
 }
 
-// A plugin built against the previous minor version's SDK (tests/abi/2.1): its shorter table
-// loads, what it has works, and what it lacks (data-parallel steps, ABI 2.2) is absent, not
+// A plugin built against the previous minor version's SDK (tests/abi/2.2): its shorter table
+// loads, what it has works, and what it lacks (the input's gradient, ABI 2.3) is absent, not
 // read past the table's end.
 TEST(PluginLibrary, LoadsAndRunsAPluginOfThePreviousMinorVersion) {
-    PluginLibrary library = PluginLibrary::load(fake("abi_2_1"));
-    EXPECT_EQ(library.api().api_version, (2u << 16) | 1u);
+    PluginLibrary library = PluginLibrary::load(fake("abi_2_2"));
+    EXPECT_EQ(library.api().api_version, (2u << 16) | 2u);
     EXPECT_LT(library.api().struct_size, sizeof(hb_plugin_api));
     EXPECT_TRUE(library.can_profile());
-    EXPECT_FALSE(library.can_split_step());
+    EXPECT_FALSE(library.can_read_input_gradient());
 
     TempDir dir;
-    std::ofstream(dir / "abi21.yaml")
+    std::ofstream(dir / "abi22.yaml")
         << "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
            "run: {warmup: 1, iterations: 2}\n"
-           "backends: [{plugin: fake_abi_2_1}]\n";
-    auto r = run_harness("run " + (dir / "abi21.yaml") + " --output " + (dir / "abi21.csv"),
-                         kFakeEnv);
+           "backends: [{plugin: fake_abi_2_2}]\n";
+    auto r =
+        run_harness("run " + (dir / "abi22.yaml") + " --output " + (dir / "abi22.csv"), kFakeEnv);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    auto rows = harness::results::read_csv(dir / "abi21.csv");
+    auto rows = harness::results::read_csv(dir / "abi22.csv");
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0]["status"], "ok") << rows[0]["message"];
 
     auto listed = run_harness("list", kFakeEnv);
-    EXPECT_NE(listed.output.find("(ABI 2.1)"), std::string::npos) << listed.output;
+    EXPECT_NE(listed.output.find("(ABI 2.2)"), std::string::npos) << listed.output;
 }
 
 TEST(PluginLibrary, RejectsALibraryWithoutTheEntrySymbol) {

@@ -5,9 +5,9 @@
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 
-#if defined(FAKE_abi_2_1)
-static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 1,
-              "built against the ABI 2.1 SDK (tests/abi/2.1)");
+#if defined(FAKE_abi_2_2)
+static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 2,
+              "built against the ABI 2.2 SDK (tests/abi/2.2)");
 #endif
 
 #include <chrono>

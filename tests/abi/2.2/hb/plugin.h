@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define HB_API_VERSION_MAJOR 2
-#define HB_API_VERSION_MINOR 1
+#define HB_API_VERSION_MINOR 2
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
 #define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -196,12 +196,43 @@ typedef enum hb_phase {
  * that timed the operation: the host's for host work, the stream's (events) for device work. An
  * operation nested in another is not reported, so a track's events never overlap. */
 typedef struct hb_event {
-    const char* name;  /* what ran: "convolution", "reorder", "aten::add_", ... */
-    int32_t layer;     /* index into hb_graph.layers, or -1 when it belongs to no layer */
+    const char* name; /* what ran: "convolution", "reorder", "aten::add_", ... */
+    int32_t layer;    /* index into hb_graph.layers, or -1 when it belongs to no layer */
     hb_phase phase;
     const char* track; /* the thread or stream it ran on: "main", "stream 0", ... */
     double start_ms, end_ms;
 } hb_event;
+
+/* ------------------------------------------- data-parallel steps (ABI 2.2, docs/parallel.md) */
+
+typedef enum hb_memory {
+    HB_MEMORY_HOST = 0,
+    HB_MEMORY_DEVICE = 1 /* the session's device, ordered by hb_gradient_buffers.stream */
+} hb_memory;
+
+/* Where the gradient of one trainable tensor lives between forward_backward and apply_update:
+ * `elements` float32 values in the plugin's own layout, any padding zero. An all-reduce adds
+ * element by element, so every rank need only use the same layout. */
+typedef struct hb_gradient_buffer {
+    int32_t tensor; /* index into hb_graph.tensors */
+    hb_memory memory;
+    float* data;
+    int64_t elements;
+} hb_gradient_buffer;
+
+typedef struct hb_gradient_buffers {
+    uint32_t struct_size;
+    uint32_t buffer_size;              /* bytes from one element of `buffers` to the next */
+    int32_t count;                     /* one per trainable tensor */
+    const hb_gradient_buffer* buffers; /* in the order the backward pass completes them */
+    /* Device memory: the stream (a cudaStream_t) the session's work is ordered on; else NULL. */
+    void* stream;
+} hb_gradient_buffers;
+
+/* Called by forward_backward on the calling thread, once for each buffer (an index into
+ * hb_gradient_buffers.buffers) as soon as its gradient is final: written, in host memory; its
+ * last producing work enqueued on the stream, in device memory. */
+typedef void (*hb_gradient_ready)(void* context, int32_t buffer);
 
 /* ---------------------------------------------------------------------------- descriptions */
 
@@ -222,7 +253,9 @@ enum {
     HB_CAP_PHASE_TIMES = 1u << 1, /* step fills forward/backward/optimizer times */
     HB_CAP_PEAK_MEMORY = 1u << 2, /* peak_memory works */
     HB_CAP_HOST_PLACEMENT = 1u << 3,
-    HB_CAP_PROFILE = 1u << 4 /* ABI 2.1: set_profiling and read_events work */
+    HB_CAP_PROFILE = 1u << 4, /* ABI 2.1: set_profiling and read_events work */
+    /* ABI 2.2: gradient_buffers, forward_backward and apply_update work */
+    HB_CAP_DATA_PARALLEL = 1u << 5
 };
 
 typedef struct hb_plugin_info {
@@ -285,6 +318,21 @@ typedef struct hb_plugin_api {
      * read only the fields of an hb_event that fit. */
     hb_status (*read_events)(hb_session* session, const hb_event** events, int32_t* count,
                              uint32_t* event_size);
+
+    /* ABI 2.2, announced by HB_CAP_DATA_PARALLEL: step() in two halves, with the gradients
+     * reachable between them (docs/parallel.md). step(b) computes what forward_backward(b)
+     * followed by apply_update() computes. */
+    /* The session's gradient buffers, the same for the life of the session. */
+    hb_status (*gradient_buffers)(hb_session* session, const hb_gradient_buffers** buffers);
+    /* The forward and backward passes of a step on batch `batch`; `ready` (may be NULL) hears of
+     * each gradient as it is final. On return every buffer holds its gradient (device memory:
+     * once the stream's work so far is complete). Fills loss, forward_ms and backward_ms. */
+    hb_status (*forward_backward)(hb_session* session, int32_t batch, hb_gradient_ready ready,
+                                  void* context, hb_step_result* result);
+    /* The optimizer's update of the last forward_backward, from what the buffers hold now (device
+     * memory: after the stream's work enqueued so far); returns when it is complete. Fills
+     * optimizer_ms. */
+    hb_status (*apply_update)(hb_session* session, hb_step_result* result);
 } hb_plugin_api;
 
 typedef const hb_plugin_api* (*hb_plugin_entry_fn)(void);

@@ -23,6 +23,16 @@ struct StepResult {
     double forward_ms = -1, backward_ms = -1, optimizer_ms = -1;
 };
 
+// Tells the harness that a gradient buffer is final (ABI 2.2's hb_gradient_ready); a no-op when
+// the harness passed no callback.
+struct GradientReady {
+    hb_gradient_ready fn = nullptr;
+    void* context = nullptr;
+    void operator()(int32_t buffer) const {
+        if (fn) fn(context, buffer);
+    }
+};
+
 // One training session: the graph compiled for one device, its state, its batches. The SDK
 // checks every call's arguments before they reach a session (detail::CallGuard), so a session
 // may rely on them: every buffer of load_state, read_state and load_optimizer_state is there (one
@@ -55,6 +65,23 @@ public:
     }
     virtual const std::vector<hb_event>& events() {
         throw Error("profiling is not supported", HB_UNSUPPORTED);
+    }
+    // A step in two halves (ABI 2.2; announce HB_CAP_DATA_PARALLEL, docs/parallel.md): the
+    // gradient buffers, one per trainable tensor, fixed for the session's life and listed in the
+    // order the backward pass completes them; forward_backward fills them, calling `ready` with
+    // each buffer's index as it is final, and returns the loss and the forward and backward times;
+    // apply_update applies the optimizer to what they hold then and returns its time. The SDK
+    // calls apply_update only after a forward_backward, and at most once for it.
+    virtual std::vector<hb_gradient_buffer> gradient_buffers() {
+        throw Error("data-parallel steps are not supported", HB_UNSUPPORTED);
+    }
+    // The cudaStream_t the session's device work runs on, for buffers in device memory.
+    virtual void* gradient_stream() { return nullptr; }
+    virtual StepResult forward_backward(int32_t /*batch*/, const GradientReady& /*ready*/) {
+        throw Error("data-parallel steps are not supported", HB_UNSUPPORTED);
+    }
+    virtual StepResult apply_update() {
+        throw Error("data-parallel steps are not supported", HB_UNSUPPORTED);
     }
 };
 
@@ -123,7 +150,14 @@ public:
     void state_loaded() { state_loaded_ = true; }
     void batches_set(int32_t count) { batches_ = count; }
 
+    // Whether an update is owed: set by forward_backward, cleared by apply_update and step.
+    void update_owed(bool owed) { update_owed_ = owed; }
+    void check_update_owed() const {
+        if (!update_owed_) throw Error("apply_update: no forward_backward since the last update");
+    }
+
 private:
+    bool update_owed_ = false;
     std::vector<std::string> names_;
     std::vector<bool> trainable_;
     bool state_loaded_ = false;
@@ -135,7 +169,17 @@ struct SessionBox {
     std::unique_ptr<CallGuard> guard;
     std::string error;
     std::string manifest;
+    std::vector<hb_gradient_buffer> buffers;
+    hb_gradient_buffers gradient_buffers{};
 };
+
+inline void fill(hb_step_result* r, const StepResult& x) {
+    r->struct_size = sizeof(hb_step_result);
+    r->loss = x.loss;
+    r->forward_ms = x.forward_ms;
+    r->backward_ms = x.backward_ms;
+    r->optimizer_ms = x.optimizer_ms;
+}
 
 inline std::string& plugin_error() {
     thread_local std::string message;
@@ -258,12 +302,8 @@ struct Trampolines {
     }
     static hb_status step(hb_session* s, int32_t batch, hb_step_result* r) noexcept {
         return guarded(box(s)->error, [&] {
-            StepResult x = box(s)->impl->step(box(s)->guard->batch_index(batch));
-            r->struct_size = sizeof(hb_step_result);
-            r->loss = x.loss;
-            r->forward_ms = x.forward_ms;
-            r->backward_ms = x.backward_ms;
-            r->optimizer_ms = x.optimizer_ms;
+            box(s)->guard->update_owed(false);
+            fill(r, box(s)->impl->step(box(s)->guard->batch_index(batch)));
         });
     }
     static hb_status read_state(hb_session* s, float* const* t) noexcept {
@@ -298,6 +338,37 @@ struct Trampolines {
         });
     }
 
+    static hb_status gradient_buffers(hb_session* s, const hb_gradient_buffers** out) noexcept {
+        return guarded(box(s)->error, [&] {
+            SessionBox& b = *box(s);
+            if (b.gradient_buffers.struct_size == 0) {
+                b.buffers = b.impl->gradient_buffers();
+                b.gradient_buffers.struct_size = sizeof(hb_gradient_buffers);
+                b.gradient_buffers.buffer_size = sizeof(hb_gradient_buffer);
+                b.gradient_buffers.count = static_cast<int32_t>(b.buffers.size());
+                b.gradient_buffers.buffers = b.buffers.data();
+                b.gradient_buffers.stream = b.impl->gradient_stream();
+            }
+            *out = &b.gradient_buffers;
+        });
+    }
+    static hb_status forward_backward(hb_session* s, int32_t batch, hb_gradient_ready ready,
+                                      void* context, hb_step_result* r) noexcept {
+        return guarded(box(s)->error, [&] {
+            const int32_t index = box(s)->guard->batch_index(batch);
+            box(s)->guard->update_owed(false);
+            fill(r, box(s)->impl->forward_backward(index, GradientReady{ready, context}));
+            box(s)->guard->update_owed(true);
+        });
+    }
+    static hb_status apply_update(hb_session* s, hb_step_result* r) noexcept {
+        return guarded(box(s)->error, [&] {
+            box(s)->guard->check_update_owed();
+            box(s)->guard->update_owed(false);
+            fill(r, box(s)->impl->apply_update());
+        });
+    }
+
     static const hb_plugin_api* table() noexcept {
         static const hb_plugin_api api = {
             /* .api_version          = */ HB_API_VERSION,
@@ -317,6 +388,9 @@ struct Trampolines {
             /* .manifest             = */ manifest,
             /* .set_profiling        = */ set_profiling,
             /* .read_events          = */ read_events,
+            /* .gradient_buffers     = */ gradient_buffers,
+            /* .forward_backward     = */ forward_backward,
+            /* .apply_update         = */ apply_update,
         };
         return &api;
     }
