@@ -58,18 +58,6 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
     return capture;
 }
 
-// Runs one job as a conformance capture into `dir`, from weights `perturb_bits` away when positive.
-results::BackendRun capture(const config::RunConfig& config, run::WorkerJob job,
-                            const CheckRequest& request, const fs::path& dir,
-                            int perturb_bits = 0) {
-    job.overrides = {0, request.steps};
-    job.result_path = (dir / "result.json").string();
-    job.capture = run::Capture{dir.string(), perturb_bits};
-    fs::create_directories(dir);
-    const double timeout = run::timeout_of(config, run::entry_for(config, job));
-    return run::launch_worker(config, job, timeout);
-}
-
 std::string baseline_problem(const config::RunConfig& config, const results::BackendRun& b,
                              double timeout_s) {
     if (b.status == results::Status::timeout)
@@ -86,6 +74,15 @@ std::string baseline_problem(const config::RunConfig& config, const results::Bac
 
 }  // namespace
 
+results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
+                                const fs::path& dir, int perturb_bits) {
+    job.overrides = {0, steps};
+    job.result_path = (dir / "result.json").string();
+    job.capture = run::Capture{dir.string(), perturb_bits};
+    fs::create_directories(dir);
+    return run::launch_worker(config, job, run::timeout_of(config, run::entry_for(config, job)));
+}
+
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request) {
     run::install_interrupt_handler();
     model::Graph graph = model::build_hourglass(config.model);
@@ -97,7 +94,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
 
     const run::WorkerJob base = baseline_job(config, request);
     std::fprintf(stderr, "baseline %s: %d steps\n", request.baseline.c_str(), request.steps);
-    outcome.baseline = capture(config, base, request, scratch.path() / "baseline");
+    outcome.baseline = run_capture(config, base, request.steps, scratch.path() / "baseline");
     outcome.baseline_problem = baseline_problem(
         config, outcome.baseline, run::timeout_of(config, run::entry_for(config, base)));
     if (!outcome.baseline_problem.empty()) return outcome;
@@ -118,7 +115,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         std::fprintf(stderr, "baseline %s from weights one %d-bit ulp away: %d steps\n",
                      request.baseline.c_str(), bits, request.steps);
         const fs::path dir = scratch.path() / fmt::format("baseline-perturbed-{}", bits);
-        const results::BackendRun run = capture(config, base, request, dir, bits);
+        const results::BackendRun run = run_capture(config, base, request.steps, dir, bits);
         outcome.baseline_problem =
             baseline_problem(config, run, run::timeout_of(config, run::entry_for(config, base)));
         if (!outcome.baseline_problem.empty()) return nullptr;
@@ -137,7 +134,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         std::fprintf(stderr, "%s: %d steps\n",
                      config.backends[static_cast<size_t>(index)].name.c_str(), request.steps);
         BackendCheck check;
-        check.run = capture(config, job, request, dir);
+        check.run = run_capture(config, job, request.steps, dir);
         if (check.run.status == results::Status::ok) {
             const Tolerance tolerance = request.unit >= 0 ? layer_tolerance_for(check.run.math_mode)
                                                           : tolerance_for(check.run.math_mode);

@@ -6,7 +6,9 @@
 #include "check/rank_check.hpp"
 #include "config/config.hpp"
 #include "results/record.hpp"
+#include "run/worker_launch.hpp"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -36,5 +38,10 @@ struct CheckOutcome {
 };
 
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request);
+
+// Runs `job` as a conformance capture of `steps` steps, no warm-up, into `dir` (the worker's
+// tensors and its result), from weights `perturb_bits` away when positive.
+results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
+                                const std::filesystem::path& dir, int perturb_bits = 0);
 
 }  // namespace harness::check

@@ -1,5 +1,7 @@
 #include "check/rank_check.hpp"
 
+#include "check/check_runner.hpp"
+
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
 #include "run/child_process.hpp"
@@ -34,6 +36,7 @@ bool is_power_of_two(int n) {
     return n > 0 && (n & (n - 1)) == 0;
 }
 
+// Entry `entry` captured at `ranks` ranks, every rank on the same batch.
 results::BackendRun capture(const config::RunConfig& config, const std::string& config_path,
                             int steps, int entry, int ranks, const fs::path& dir) {
     run::WorkerJob job;
@@ -41,11 +44,7 @@ results::BackendRun capture(const config::RunConfig& config, const std::string& 
     job.backend = entry;
     job.ranks = ranks;
     job.same_batch = true;
-    job.overrides = {0, steps};
-    job.result_path = (dir / "result.json").string();
-    job.capture = run::Capture{dir.string(), 0};
-    fs::create_directories(dir);
-    return run::launch_worker(config, job, run::timeout_of(config, run::entry_for(config, job)));
+    return run_capture(config, job, steps, dir);
 }
 
 }  // namespace

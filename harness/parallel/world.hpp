@@ -3,9 +3,10 @@
 // reached, an identifier every rank must share.
 #pragma once
 
+#include "hb/cpu.hpp"
+
 #include <cstdint>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace harness::parallel {
@@ -23,12 +24,8 @@ public:
     virtual void broadcast(void* bytes, int64_t count, int root) const = 0;
     virtual void barrier() const = 0;
 
-    // This machine's logical processors.
-    static int local_cores() {
-        return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    }
     // More ranks on some machine than it has logical processors.
-    bool oversubscribed() const { return any(local_size() > local_cores()); }
+    bool oversubscribed() const { return any(local_size() > hb::logical_processors()); }
 };
 
 // One rank in the harness's own worker process, without a launcher.

@@ -52,7 +52,7 @@ parallel::World& join_ranks(const WorkerJob& job) {
         throw std::runtime_error(
             fmt::format("launched as {} ranks, but the run is of {}", world->size(), job.ranks));
     if (world->local_size() > 1 && !std::getenv("OMP_NUM_THREADS")) {
-        const int threads = std::max(1, parallel::World::local_cores() / world->local_size());
+        const int threads = std::max(1, hb::logical_processors() / world->local_size());
         setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
     }
     return *world;

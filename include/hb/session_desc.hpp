@@ -3,6 +3,7 @@
 // options read once each. Header-only, standard library only.
 #pragma once
 
+#include "hb/cpu.hpp"
 #include "hb/error.hpp"
 #include "hb/plugin.h"
 
@@ -13,7 +14,6 @@
 #include <cstring>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace hb {
@@ -195,8 +195,7 @@ public:
 
     // The `threads` option every CPU backend takes: 1 to 1024, by default the hardware's count.
     int get_threads() {
-        const long hardware = std::max(1u, std::thread::hardware_concurrency());
-        return static_cast<int>(get_int("threads", hardware, 1, 1024));
+        return static_cast<int>(get_int("threads", logical_processors(), 1, 1024));
     }
 
     bool get_bool(const std::string& key, bool fallback) {
