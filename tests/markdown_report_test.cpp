@@ -54,6 +54,23 @@ TEST(MarkdownReport, WithoutStepsTheRatioIsOfTheMedians) {
     EXPECT_FALSE(contains(md, "bootstrap")) << md;
 }
 
+TEST(MarkdownReport, ADataParallelBackendIsTheBaselineAtEachRankCount) {
+    auto ranked = [](const std::string& backend, int ranks, double median) {
+        hr::CsvRow r = row("tiny", backend, median);
+        r["ranks"] = std::to_string(ranks);
+        return r;
+    };
+    const std::vector<hr::CsvRow> rows = {ranked("base", 1, 100), ranked("base", 2, 110),
+                                          ranked("slow", 1, 200), ranked("slow", 2, 330)};
+    const std::string by_backend = hr::markdown_report(rows, {"base", 0});
+    EXPECT_TRUE(contains(by_backend, "| slow (1 rank) | cpu | ok |")) << by_backend;
+    EXPECT_TRUE(contains(by_backend, " 2.00x |\n")) << by_backend;
+    EXPECT_TRUE(contains(by_backend, " 3.00x |\n")) << by_backend;  // against base (2 ranks)
+    const std::string by_row = hr::markdown_report(rows, {"base (1 rank)", 0});
+    EXPECT_TRUE(contains(by_row, " 1.10x |\n")) << by_row;
+    EXPECT_TRUE(contains(by_row, " 3.30x |\n")) << by_row;
+}
+
 TEST(MarkdownReport, WithStepsTheRatioHasItsIntervalAndP) {
     const std::string md = hr::markdown_report({round_of("tiny", 150)}, {"base", 0});
     // 11 steps against 11, none tied and none overlapping: the exact p is 2 / C(22, 11).

@@ -46,35 +46,50 @@ std::string ratio_text(const Comparison& c) {
     return s;
 }
 
-// The baseline's ok rows: of each (file, config), and the last one of each config.
+// The baseline's ok rows: of each (file, config), and the last one of each config. The baseline
+// is a row's name ("onednn", "onednn (2 ranks)"), or the backend of a data-parallel run, whose row
+// at each rank count is the baseline of the rows at that rank count.
 class Baselines {
 public:
     Baselines(const std::vector<ResultsFile>& files, const std::string& baseline) {
         if (baseline.empty()) return;
         for (size_t f = 0; f < files.size(); ++f)
-            for (const auto& r : files[f].rows)
-                if (row_name(r) == baseline && is_ok(r)) {
-                    in_file_[{f, text_of(r, "config_sha256")}] = &r;
-                    last_[text_of(r, "config_sha256")] = {f, &r};
+            for (const auto& r : files[f].rows) {
+                if (!is_ok(r)) continue;
+                std::string ranks;  // empty: the baseline of every row of its config
+                if (row_name(r) != baseline) {
+                    if (text_of(r, "backend") != baseline) continue;
+                    ranks = text_of(r, "ranks");
                 }
+                const Key key{text_of(r, "config_sha256"), ranks};
+                in_file_[{f, key}] = &r;
+                last_[key] = {f, &r};
+            }
     }
     // The baseline row for `row` of file `f` and the file it is in; none when there is none.
     std::pair<size_t, const CsvRow*> for_row(size_t f, const CsvRow& row) const {
-        const std::string config = text_of(row, "config_sha256");
-        auto same_file = in_file_.find({f, config});
-        if (same_file != in_file_.end()) return {f, same_file->second};
-        auto any = last_.find(config);
-        return any == last_.end() ? std::pair<size_t, const CsvRow*>{0, nullptr} : any->second;
+        for (const Key& key : keys_of(row)) {
+            if (auto it = in_file_.find({f, key}); it != in_file_.end()) return {f, it->second};
+            if (auto it = last_.find(key); it != last_.end()) return it->second;
+        }
+        return {0, nullptr};
     }
     // Only the baseline row of the same file.
     const CsvRow* in_file(size_t f, const CsvRow& row) const {
-        auto it = in_file_.find({f, text_of(row, "config_sha256")});
-        return it == in_file_.end() ? nullptr : it->second;
+        for (const Key& key : keys_of(row))
+            if (auto it = in_file_.find({f, key}); it != in_file_.end()) return it->second;
+        return nullptr;
     }
 
 private:
-    std::map<std::pair<size_t, std::string>, const CsvRow*> in_file_;
-    std::map<std::string, std::pair<size_t, const CsvRow*>> last_;
+    using Key = std::pair<std::string, std::string>;  // config, ranks
+    // The baseline at the row's rank count first, then one for any.
+    static std::vector<Key> keys_of(const CsvRow& row) {
+        const std::string config = text_of(row, "config_sha256");
+        return {{config, text_of(row, "ranks")}, {config, ""}};
+    }
+    std::map<std::pair<size_t, Key>, const CsvRow*> in_file_;
+    std::map<Key, std::pair<size_t, const CsvRow*>> last_;
 };
 
 // The "vs baseline" cell of row `r` of file `f`.

@@ -10,7 +10,10 @@
 namespace harness::results {
 
 struct ReportOptions {
-    std::string baseline;          // backend name the others are compared with; empty = none
+    // The row the others are compared with: its name ("onednn", "onednn (2 ranks)"), or a
+    // data-parallel run's backend, each rank count's row then the baseline at that count; empty =
+    // none.
+    std::string baseline;
     double attainable_gflops = 0;  // the machine's attainable rate; 0 = unknown
 };
 
