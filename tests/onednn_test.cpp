@@ -47,15 +47,20 @@ struct SessionRun {
     Trace trace;
     std::string manifest;  // after the last step
     uint64_t peak_memory = 0;
+    std::vector<float> input_gradient;  // of the last step, when the session was asked for it
 };
 
-// `steps` steps on one batch of `seed`, from the initial state of `seed`.
+// `steps` steps on one batch of `seed`, from the initial state of `seed`; `input_gradient`: the
+// session is asked for the gradient of its input batch too.
 template <class Session>
 SessionRun run(const Graph& graph, const hb_optimizer& optimizer,
                const std::vector<hb_option>& options, hb_placement placement, int steps,
-               uint64_t seed) {
+               uint64_t seed, bool input_gradient = false) {
     const AbiGraph abi(graph);
-    Session session(harness::testing::session_desc(abi, optimizer, options, "cpu", placement));
+    hb_session_desc desc =
+        harness::testing::session_desc(abi, optimizer, options, "cpu", placement);
+    desc.input_gradient = input_gradient ? 1 : 0;
+    Session session(desc);
     const Tensors state = harness::data::initial_state(graph, seed);
     const auto batches = harness::data::make_batches(graph, seed, 1);
     SessionRun r;
@@ -67,6 +72,11 @@ SessionRun run(const Graph& graph, const hb_optimizer& optimizer,
     }
     r.manifest = session.manifest_json();
     r.peak_memory = session.peak_memory_bytes();
+    if (input_gradient) {
+        const auto& input = graph.values[static_cast<size_t>(graph.input)];
+        r.input_gradient.resize(static_cast<size_t>(harness::model::elements(input.shape)));
+        session.read_input_gradient(r.input_gradient.data());
+    }
     return r;
 }
 
@@ -427,6 +437,51 @@ TEST(OnednnSession, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutio
                   small_hourglass(), "cpu", {{"layout", "nhwc"}}, &message),
               HB_UNSUPPORTED);
     EXPECT_NE(message.find("layout"), std::string::npos) << message;
+}
+
+// Asked for it, a session also gives the gradient of the loss with respect to its input batch,
+// whatever reads the input (a convolution and an add here), as the reference does; not asked, it
+// refuses to.
+TEST(OnednnSession, GivesTheInputGradientOnlyWhenAskedForIt) {
+    GraphBuilder b;
+    const int x = b.input({2, 3, 10, 10});
+    const int sum = b.add("skip", {x, b.conv("first", x, 3, 3, 1, 1)});
+    b.loss("loss", b.conv("out", sum, 4, 1, 1, 0));
+    const Graph graph = b.take();
+    const hb_optimizer optimizer = rmsprop();
+    const SessionRun expected = run<reference::ReferenceSession>(
+        graph, optimizer, {{"threads", "2"}}, HB_PLACEMENT_DEVICE, 1, 7, true);
+    harness::check::StepCapture baseline;
+    baseline.losses = expected.trace.losses;
+    baseline.input_gradient = expected.input_gradient;
+    const harness::check::Tolerance tolerance =
+        harness::testing::tight_tolerance("the input's gradient", 1e-5, 1e-4, 0, 0);
+    for (const hb_placement placement : {HB_PLACEMENT_DEVICE, HB_PLACEMENT_HOST})
+        for (const char* layout : {"blocked", "plain"}) {
+            const SessionRun actual = run<onednn_backend::OnednnSession>(
+                graph, optimizer, {{"threads", "1"}, {"layout", layout}}, placement, 1, 7, true);
+            harness::check::StepCapture candidate;
+            candidate.losses = actual.trace.losses;
+            candidate.input_gradient = actual.input_gradient;
+            EXPECT_TRUE(harness::testing::conforms(candidate, baseline, tolerance))
+                << layout << (placement == HB_PLACEMENT_HOST ? ", host placement" : "");
+            EXPECT_NE(actual.manifest.find("\"input_gradient\": true"), std::string::npos)
+                << actual.manifest;
+        }
+
+    const AbiGraph abi(graph);
+    const std::vector<hb_option> options = {{"threads", "1"}};
+    onednn_backend::OnednnSession unasked(harness::testing::session_desc(abi, optimizer, options));
+    harness::testing::load_problem(unasked, graph, 7);
+    unasked.step(0);
+    std::vector<float> gradient(expected.input_gradient.size());
+    try {
+        unasked.read_input_gradient(gradient.data());
+        ADD_FAILURE() << "a session not asked for the input's gradient gave it";
+    } catch (const hb::Error& e) {
+        EXPECT_EQ(e.status(), HB_UNSUPPORTED) << e.what();
+    }
+    EXPECT_NE(unasked.manifest_json().find("\"input_gradient\": false"), std::string::npos);
 }
 
 // ------------------------------------------------------------------------------ profiling

@@ -2,6 +2,7 @@
 #include "layout.hpp"
 #include "network.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace onednn_backend {
@@ -21,15 +22,27 @@ void Network::load_tensor(int t, const float* canonical) {
 }
 
 void Network::read_tensor(int t, float* canonical) {
-    export_canonical(tensors_[t].value, t, canonical);
+    export_plain(tensors_[t].value, plain_desc(graph_.tensors[t].shape), canonical);
 }
 
 void Network::read_gradient(int t, float* canonical) {
-    if (tensors_[t].gradient) export_canonical(tensors_[t].gradient, t, canonical);
+    if (tensors_[t].gradient)
+        export_plain(tensors_[t].gradient, plain_desc(graph_.tensors[t].shape), canonical);
 }
 
-void Network::export_canonical(const dnnl::memory& from, int t, float* canonical) {
-    const dnnl::memory::desc plain = plain_desc(graph_.tensors[t].shape);
+void Network::read_input_gradient(float* canonical) {
+    const Dims& in = graph_.values[graph_.input];
+    if (gradients_.buffer[graph_.input] < 0) {  // no layer that runs backward reads the input
+        std::fill(canonical, canonical + in.elements(), 0.0f);
+        return;
+    }
+    const Ref gradient = gradient_ref(graph_.input);
+    export_plain(dnnl::memory(gradient.md, engine_, data(gradient)),
+                 plain_desc({in.n, in.c, in.h, in.w}), canonical);
+}
+
+void Network::export_plain(const dnnl::memory& from, const dnnl::memory::desc& plain,
+                           float* canonical) {
     if (from.get_desc() == plain) {
         std::memcpy(canonical, from.get_data_handle(), plain.get_size());
         return;

@@ -113,6 +113,7 @@ std::string Network::manifest_json() const {
         .add_string("isa", effective_isa())
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
         .add_string("layout", settings_.plain_layout ? "plain" : "blocked")
+        .add_bool("input_gradient", settings_.input_gradient)
         .add("implementations", impls.str())
         .add("activation_layouts", counts(activations))
         .add("weight_layouts", counts(weights))

@@ -33,6 +33,11 @@ Network::Network(const hb_graph& graph, const NetworkSettings& settings)
       engine_(cpu_engine()),
       stream_(engine_) {
     omp_set_num_threads(settings_.threads);
+    // A wanted input gradient is planned as any value's: every layer that reads the input and
+    // runs backward sends it its contribution.
+    if (settings_.input_gradient)
+        for (const Use& use : topology_.uses[graph_.input])
+            if (topology_.runs_backward[use.layer]) topology_.has_gradient[graph_.input] = true;
     plan_ = make_plan(graph_, topology_, engine_, settings_.plain_layout);
     hb::GradientRules rules;
     rules.same_layout = [this](int a, int b) { return plan_.values[a] == plan_.values[b]; };
@@ -114,10 +119,14 @@ void Network::plan_value_blocks() {
     for (int v = 0; v < values; ++v)
         if (gradients_.buffer[v] >= 0) member[gradients_.buffer[v]] = v;
     const int offset = 1 + graph_.num_layers();
-    for (size_t b = 0; b < gradients_.buffers.size(); ++b)
-        gradient_block_.push_back(add_block(plan_.values[member[b]],
-                                            offset + gradients_.buffers[b].first,
-                                            offset + gradients_.buffers[b].last));
+    const int input_buffer = gradients_.buffer[graph_.input];
+    for (size_t b = 0; b < gradients_.buffers.size(); ++b) {
+        // The input's gradient is read after the step.
+        const int last =
+            static_cast<int>(b) == input_buffer ? last_step() : offset + gradients_.buffers[b].last;
+        gradient_block_.push_back(
+            add_block(plan_.values[member[b]], offset + gradients_.buffers[b].first, last));
+    }
 }
 
 void Network::plan_parameters() {

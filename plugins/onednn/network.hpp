@@ -24,8 +24,9 @@ struct NetworkSettings {
     int threads = 1;
     hb_placement placement = HB_PLACEMENT_DEVICE;
     bool fuse_batchnorm_relu = true;
-    bool native_pooling = true;  // 2x2 max pooling and upsampling backward with kernels.hpp
-    bool plain_layout = false;   // activations in NCHW, reordered around each convolution
+    bool native_pooling = true;   // 2x2 max pooling and upsampling backward with kernels.hpp
+    bool plain_layout = false;    // activations in NCHW, reordered around each convolution
+    bool input_gradient = false;  // backward also computes the gradient of the graph's input
     hb_optimizer optimizer{};
 };
 
@@ -41,6 +42,9 @@ public:
     void load_tensor(int tensor, const float* canonical);
     void read_tensor(int tensor, float* canonical);
     void read_gradient(int tensor, float* canonical);
+    // The gradient of the last backward's loss with respect to the input batch, NCHW (zero when
+    // no layer sends the input one); only with NetworkSettings::input_gradient.
+    void read_input_gradient(float* canonical);
     void load_square_average(int tensor, const float* canonical);
 
     void set_batches(int count, const float* const* inputs, const float* const* targets);
@@ -117,7 +121,7 @@ private:
     void build_backward(int layer);
     void allocate_and_bind();
     void list_gradient_buffers();
-    void export_canonical(const dnnl::memory& from, int tensor, float* canonical);
+    void export_plain(const dnnl::memory& from, const dnnl::memory::desc& plain, float* canonical);
 
     // Operations.
     Ref value_ref(int value) const;

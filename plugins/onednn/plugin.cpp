@@ -33,7 +33,8 @@ public:
             "oneDNN primitives on the CPU in float32: blocked layouts, fused batch norm + ReLU, "
             "OpenMP threads";
         info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
-                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL;
+                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
+                            HB_CAP_INPUT_GRADIENT;
         info.libraries = {{"oneDNN", library_version()}};
         hb::DeviceInfo cpu;
         cpu.name = "cpu";

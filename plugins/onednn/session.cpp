@@ -30,6 +30,7 @@ NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
                         HB_UNSUPPORTED);
     s.plain_layout = layout == "plain";
     options.check_all_used();
+    s.input_gradient = hb::wants_input_gradient(desc);
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
     // oneDNN sizes its work for the OpenMP thread count in force when primitives are created.
@@ -116,6 +117,13 @@ void OnednnSession::read_gradients(float* const* gradients) {
     const Graph& graph = network_.graph();
     for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t)
         if (graph.tensors[t].trainable && gradients[t]) network_.read_gradient(t, gradients[t]);
+}
+
+void OnednnSession::read_input_gradient(float* gradient) {
+    if (!settings_.input_gradient)
+        throw hb::Error("read_input_gradient: the session was not asked for it", HB_UNSUPPORTED);
+    use_threads();
+    network_.read_input_gradient(gradient);
 }
 
 uint64_t OnednnSession::peak_memory_bytes() {

@@ -27,6 +27,8 @@ public:
     hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
+    // Only in a session whose description asked for it (hb::wants_input_gradient).
+    void read_input_gradient(float* gradient) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
     // One event per primitive or loop the step runs (docs/design.md §3 "Profiling").
