@@ -3,8 +3,9 @@
 // backend on the check network (losses, every gradient after the first step, parameters and
 // running statistics after the second), judged as `harness check` judges it, in each layout,
 // fusion, graph, placement and math mode; its profiled steps' events (docs/design.md §3
-// "Profiling"); and its data-parallel steps (ABI 2.2): the halves compute what a step computes,
-// every gradient buffer is told final once, and the update reads the buffers.
+// "Profiling"); its data-parallel steps (ABI 2.2): the halves compute what a step computes,
+// every gradient buffer is told final once, and the update reads the buffers; and the gradient of
+// its input batch on request (ABI 2.3).
 #include "backend_comparison.hpp"
 #include "check_problem.hpp"
 #include "loaded_plugin.hpp"
@@ -519,6 +520,154 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudnnSplitStep,
                              return mode.param.name;
                          });
 
+// ------------------------------------------------------------------------ the input's gradient
+
+// The reference's gradient of the loss with respect to batch 0 after one step from the start, as
+// `harness check` captures it; from weights one ulp of a `perturb_bits`-bit format away when that
+// is positive (the rounding-noise yardstick).
+StepCapture reference_input_gradient(int perturb_bits = 0) {
+    const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
+    std::vector<hb_option> options;
+    StepMode plain;
+    plain.options = {{"threads", "4"}};
+    hb_session_desc desc = describe_session(plain, o, options, "cpu");
+    desc.input_gradient = 1;
+    reference::ReferenceSession session(desc);
+    const auto& p = problem();
+    const harness::testing::Tensors weights =
+        perturb_bits > 0
+            ? harness::testing::one_ulp_away(p.graph, p.config.seed, p.state, perturb_bits)
+            : p.state;
+    session.load_state(harness::testing::pointers(weights).data());
+    session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
+                        harness::testing::pointers(p.batches.inputs).data(),
+                        harness::testing::pointers(p.batches.targets).data());
+    session.step(0);
+    StepCapture c;
+    c.input_gradient.resize(p.batches.inputs[0].size());
+    session.read_input_gradient(c.input_gradient.data());
+    return c;
+}
+
+StepCapture read_input_gradient(harness::testing::AbiSession& session) {
+    StepCapture c;
+    c.input_gradient.resize(problem().batches.inputs[0].size());
+    check_call(session, "read_input_gradient",
+               plugin_api().read_input_gradient(session.get(), c.input_gradient.data()));
+    return c;
+}
+
+class CudnnInputGradient : public ::testing::TestWithParam<StepMode> {};
+
+// Asked for it, each step computes the gradient of its input batch, read back as NCHW float32
+// within the mode's tolerance of the reference's: after steps from the start (eager, then, with
+// cuda_graphs, captured and replayed) and, where the mode splits a step, after a forward_backward,
+// whose update leaves it as it was.
+TEST_P(CudnnInputGradient, MatchesTheReference) {
+    SKIP_WITHOUT_CUDA();
+    const StepMode& s = GetParam();
+    const hb_optimizer o = rmsprop(s.variant);
+    std::vector<hb_option> options;
+    hb_session_desc desc = describe_session(s, o, options, "cuda:0");
+    desc.input_gradient = 1;
+    harness::testing::AbiSession session(plugin_api(), desc);
+    ASSERT_EQ(session.status(), HB_OK) << session.error();
+    const auto& p = problem();
+    session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
+                        harness::testing::pointers(p.batches.inputs).data(),
+                        harness::testing::pointers(p.batches.targets).data());
+    const Tolerance tolerance = tolerance_for(s.math());
+    const StepCapture expected = reference_input_gradient();
+    const StepCapture noise = reference_input_gradient(tolerance.significand_bits);
+    // The gradient of a step is its forward's and backward's, which neither the optimizer state
+    // nor the running statistics change: every step from the start state computes the same one.
+    for (int k = 1; k <= 3; ++k) {
+        session.load_state(harness::testing::pointers(p.state).data());
+        session.step(0);
+        EXPECT_TRUE(
+            harness::testing::conforms(read_input_gradient(session), expected, tolerance, &noise))
+            << "step " << k;
+    }
+    const std::string manifest = session.manifest_json();
+    EXPECT_NE(manifest.find("\"input_gradient\": true"), std::string::npos) << manifest;
+
+    const bool graphs = std::find(s.options.begin(), s.options.end(),
+                                  std::make_pair(std::string("cuda_graphs"),
+                                                 std::string("true"))) != s.options.end();
+    if (graphs) return;  // a captured step does not split
+    session.load_state(harness::testing::pointers(p.state).data());
+    forward_backward(session, 0);
+    const StepCapture half = read_input_gradient(session);
+    EXPECT_TRUE(harness::testing::conforms(half, expected, tolerance, &noise))
+        << "forward_backward";
+    apply_update(session);
+    EXPECT_TRUE(same_bits(read_input_gradient(session).input_gradient, half.input_gradient))
+        << "the update changed the input's gradient";
+}
+
+// The graph API and cuDNN's legacy calls, in each layout, with the batch on the host or the
+// device, captured, and in bf16.
+INSTANTIATE_TEST_SUITE_P(Modes, CudnnInputGradient,
+                         ::testing::Values(StepMode{"fp32_nchw", {}},
+                                           StepMode{"legacy_calls_nhwc",
+                                                    {{"convolutions", "legacy"},
+                                                     {"batchnorm", "legacy"},
+                                                     {"layout", "nhwc"},
+                                                     {"fused_bn_relu", "true"}}},
+                                           StepMode{"legacy_calls", {{"convolutions", "legacy"}}},
+                                           StepMode{"graphs", {{"cuda_graphs", "true"}}},
+                                           StepMode{"host_nhwc_fused",
+                                                    {{"layout", "nhwc"}, {"fused_bn_relu", "true"}},
+                                                    HB_PLACEMENT_HOST},
+                                           StepMode{"bf16", {{"math", "bf16"}}},
+                                           StepMode{"bf16_nhwc_fused_graphs",
+                                                    {{"math", "bf16"},
+                                                     {"layout", "nhwc"},
+                                                     {"fused_bn_relu", "true"},
+                                                     {"cuda_graphs", "true"}},
+                                                    HB_PLACEMENT_HOST}),
+                         [](const ::testing::TestParamInfo<StepMode>& mode) {
+                             return mode.param.name;
+                         });
+
+// Not asked for it, a session computes no input gradient, holds no memory for it, and refuses to
+// read one, saying why; asked, it reads one after a step only.
+TEST(CudnnPlugin, ReadsTheInputGradientOnlyWhenAskedFor) {
+    SKIP_WITHOUT_CUDA();
+    const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
+    const auto& p = problem();
+    uint64_t memory[2] = {0, 0};
+    for (const bool asked : {false, true}) {
+        std::vector<hb_option> options;
+        hb_session_desc desc = describe_session(StepMode{}, o, options, "cuda:0");
+        desc.input_gradient = asked ? 1 : 0;
+        harness::testing::AbiSession session(plugin_api(), desc);
+        ASSERT_EQ(session.status(), HB_OK) << session.error();
+        session.load_state(harness::testing::pointers(p.state).data());
+        session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
+                            harness::testing::pointers(p.batches.inputs).data(),
+                            harness::testing::pointers(p.batches.targets).data());
+        std::vector<float> gradient(p.batches.inputs[0].size());
+        EXPECT_NE(plugin_api().read_input_gradient(session.get(), gradient.data()), HB_OK)
+            << "no step has run";
+        EXPECT_GT(session.step(0).loss, 0);
+        const hb_status status = plugin_api().read_input_gradient(session.get(), gradient.data());
+        const std::string message = plugin_api().session_error(session.get());
+        if (asked) {
+            EXPECT_EQ(status, HB_OK) << message;
+        } else {
+            EXPECT_EQ(status, HB_UNSUPPORTED);
+            EXPECT_NE(message.find("input_gradient"), std::string::npos) << message;
+        }
+        const std::string manifest = session.manifest_json();
+        EXPECT_NE(manifest.find(std::string("\"input_gradient\": ") + (asked ? "true" : "false")),
+                  std::string::npos)
+            << manifest;
+        memory[asked ? 1 : 0] = session.peak_memory_bytes();
+    }
+    EXPECT_LT(memory[0], memory[1]) << "the input's gradient has a buffer of its own";
+}
+
 // A captured step holds forward, backward and update in one graph, and a profiled step's
 // operations are held to the whole step's order: both refuse to split, saying so.
 TEST(CudnnPlugin, RefusesToSplitWhatCannotSplit) {
@@ -564,6 +713,8 @@ TEST(CudnnPlugin, Describes) {
     EXPECT_NE(plugin_api().gradient_buffers, nullptr);
     EXPECT_NE(plugin_api().forward_backward, nullptr);
     EXPECT_NE(plugin_api().apply_update, nullptr);
+    EXPECT_TRUE(info.capabilities & HB_CAP_INPUT_GRADIENT);
+    EXPECT_NE(plugin_api().read_input_gradient, nullptr);
 }
 
 TEST(CudnnPlugin, WithoutDeviceSessionIsUnavailable) {

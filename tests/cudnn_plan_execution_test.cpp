@@ -35,8 +35,8 @@ using harness::testing::check_problem;
 
 // One step of the reference backend, through its C ABI; from weights moved by one ulp of a
 // format with `perturb_bits` significand bits when that is positive (the rounding-noise
-// yardstick of `harness check`).
-harness::check::StepCapture reference_step(int perturb_bits = 0) {
+// yardstick of `harness check`); with the input's gradient when asked.
+harness::check::StepCapture reference_step(int perturb_bits = 0, bool input_gradient = false) {
     const auto& p = check_problem();
     const harness::testing::Tensors weights =
         perturb_bits > 0
@@ -44,13 +44,20 @@ harness::check::StepCapture reference_step(int perturb_bits = 0) {
             : p.state;
     const harness::data::Batches first{{p.batches.inputs[0]}, {p.batches.targets[0]}};
     const std::vector<hb_option> options = {{"threads", "2"}};
-    harness::testing::AbiSession session(
-        harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_reference.so"),
-        harness::testing::session_desc(p.abi, p.config.optimizer, options));
+    const hb_plugin_api& api =
+        harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_reference.so");
+    hb_session_desc desc = harness::testing::session_desc(p.abi, p.config.optimizer, options);
+    desc.input_gradient = input_gradient ? 1 : 0;
+    harness::testing::AbiSession session(api, desc);
     if (session.status() != HB_OK) throw std::runtime_error(session.error());
     harness::check::StepCapture r = harness::testing::capture_after(
         p.graph, harness::testing::run_steps(session, {p.graph, weights, first}, 1), 1);
     r.state.clear();  // the plan's execution stops before the update
+    if (input_gradient) {
+        r.input_gradient.resize(first.inputs[0].size());
+        if (api.read_input_gradient(session.get(), r.input_gradient.data()) != HB_OK)
+            throw std::runtime_error(api.session_error(session.get()));
+    }
     return r;
 }
 
@@ -94,6 +101,12 @@ public:
         for (size_t t = 0; t < plan_.tensors().size(); ++t)
             if (plan_.tensors()[t].trainable)
                 capture.gradients[plan_.tensors()[t].name] = gradients_[t];
+        if (plan_.input_gradient()) {
+            const ValuePlan& input = plan_.values()[static_cast<size_t>(plan_.input())];
+            capture.input_gradient = input.gradient_buffer < 0
+                                         ? Values(input_.size(), 0.0f)
+                                         : load(input.gradient_buffer, input.shape.elements());
+        }
         return capture;
     }
 
@@ -366,21 +379,45 @@ struct Mode {
 
 class CudnnPlanExecution : public ::testing::TestWithParam<Mode> {};
 
-TEST_P(CudnnPlanExecution, OneStepPassesTheCheckAgainstTheReference) {
-    const Mode mode = GetParam();
+// One step of the mode's plan (asked for the input's gradient or not) against the reference's.
+harness::check::Comparison execute(const Mode& mode, bool input_gradient) {
     const hb_graph& graph = *check_problem().abi.get();
     std::set<int> fuse;
     if (mode.fused)
         for (int b : fusion_candidates(graph)) fuse.insert(b);
-    const Plan plan(graph, fuse, mode.storage);
+    const Plan plan(graph, fuse, mode.storage, input_gradient);
     const harness::check::Tolerance tolerance =
         harness::check::tolerance_for(mode.storage == Storage::bf16 ? "bf16" : "fp32");
-    static const harness::check::StepCapture expected = reference_step();
-    const harness::check::StepCapture noise = reference_step(tolerance.significand_bits);
-    const harness::check::Comparison c = harness::check::compare(
-        PlanExecutor(plan, mode.own_batchnorm).step(), expected, tolerance, &noise);
+    static const harness::check::StepCapture expected[2] = {reference_step(0, false),
+                                                            reference_step(0, true)};
+    const harness::check::StepCapture noise =
+        reference_step(tolerance.significand_bits, input_gradient);
+    const harness::check::Comparison c =
+        harness::check::compare(PlanExecutor(plan, mode.own_batchnorm).step(),
+                                expected[input_gradient ? 1 : 0], tolerance, &noise);
+    std::printf("%s%s: worst %s\n", mode.name, input_gradient ? " with the input's gradient" : "",
+                harness::testing::worst_quantity(c).c_str());
+    return c;
+}
+
+TEST_P(CudnnPlanExecution, OneStepPassesTheCheckAgainstTheReference) {
+    const harness::check::Comparison c = execute(GetParam(), false);
     EXPECT_TRUE(harness::testing::passes(c));
-    std::printf("%s: worst %s\n", mode.name, harness::testing::worst_quantity(c).c_str());
+    EXPECT_TRUE(c.not_compared.empty());
+}
+
+// Asked for it, the plan also sends the graph's input its gradient (the stem convolution's
+// backward data), which passes as `gradient input` with the rest.
+TEST_P(CudnnPlanExecution, TheInputsGradientPassesTooWhenAskedFor) {
+    const harness::check::Comparison c = execute(GetParam(), true);
+    EXPECT_TRUE(harness::testing::passes(c));
+    EXPECT_TRUE(c.not_compared.empty());
+    const auto input = std::find_if(
+        c.differences.begin(), c.differences.end(),
+        [](const harness::check::Difference& d) { return d.quantity == "gradient input"; });
+    ASSERT_NE(input, c.differences.end());
+    EXPECT_GT(input->scale, 0);
+    std::printf("%s: %s\n", GetParam().name, harness::testing::describe(*input).c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(

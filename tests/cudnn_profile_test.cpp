@@ -45,13 +45,13 @@ const Problem& problem() {
     return p;
 }
 
-// A plan with every fusion candidate fused, or none.
-Plan plan_of(bool fused, Storage storage = Storage::f32) {
+// A plan with every fusion candidate fused, or none; with the input's gradient when asked.
+Plan plan_of(bool fused, Storage storage = Storage::f32, bool input_gradient = false) {
     const hb_graph& g = *problem().abi.get();
     std::set<int> fuse;
     if (fused)
         for (int l : fusion_candidates(g)) fuse.insert(l);
-    return Plan(g, fuse, storage);
+    return Plan(g, fuse, storage, input_gradient);
 }
 
 // Every layer with the same calls.
@@ -271,6 +271,36 @@ TEST(CudnnStepOperations, SeparateGradientAddIsBackwardData) {
         ++checked;
     }
     EXPECT_GT(checked, 0);
+}
+
+// Asked for the input's gradient, a step enqueues one operation more, through either API: the
+// stem convolution's backward data, right before its weight gradient, as every other convolution
+// runs it. Everything else is the same, in the same order.
+TEST(CudnnStepOperations, InputGradientAddsTheStemsBackwardData) {
+    for (const bool graph : {true, false}) {
+        const Plan plain = plan_of(false), asked = plan_of(false, Storage::f32, true);
+        LayerCalls layer;
+        layer.graph_convolution = graph;
+        layer.batchnorm = Calls::cudnn_ex;
+        const std::vector<Operation> without =
+            step_operations(plain, uniform_calls(plain, layer)).operations;
+        const std::vector<Operation> with =
+            step_operations(asked, uniform_calls(asked, layer)).operations;
+        ASSERT_EQ(with.size(), without.size() + 1);
+        size_t extra = 0;
+        while (extra < without.size() && with[extra] == without[extra]) ++extra;
+        ASSERT_LT(extra, with.size());
+        const Operation& o = with[extra];
+        ASSERT_GE(o.layer, 0);
+        const LayerPlan& stem = asked.layers()[size_t(o.layer)];
+        EXPECT_EQ(stem.kind, HB_LAYER_CONV2D);
+        EXPECT_EQ(stem.inputs[0], asked.input());
+        EXPECT_EQ(o, (Operation{o.layer, HB_PHASE_BACKWARD_DATA,
+                                graph ? op::cudnn_graph : op::convolution_backward_data}));
+        EXPECT_EQ(with[extra + 1].layer, o.layer);
+        EXPECT_EQ(with[extra + 1].phase, HB_PHASE_BACKWARD_WEIGHTS);
+        for (size_t i = extra; i < without.size(); ++i) EXPECT_EQ(with[i + 1], without[i]);
+    }
 }
 
 TEST(CudnnStepOperations, NeedsEveryLayersCalls) {

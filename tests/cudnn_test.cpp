@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -161,6 +162,22 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(b.math, Math::bf16);
     EXPECT_EQ(MathMode(b.math).storage(), Storage::bf16);
     EXPECT_EQ(element_bytes(Storage::bf16), 2);
+}
+
+// ABI 2.3's request for the input's gradient, off unless asked; a description from an older
+// harness ends before it.
+TEST(CudnnOptions, InputGradient) {
+    const hb_optimizer o = rmsprop();
+    hb_session_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.graph = problem().abi.get();
+    desc.optimizer = &o;
+    desc.device = "cuda:0";
+    EXPECT_FALSE(parse_settings(desc).input_gradient);
+    desc.input_gradient = 1;
+    EXPECT_TRUE(parse_settings(desc).input_gradient);
+    desc.struct_size = offsetof(hb_session_desc, input_gradient);
+    EXPECT_FALSE(parse_settings(desc).input_gradient);
 }
 
 TEST(CudnnOptions, Rejections) {
@@ -328,6 +345,68 @@ TEST(CudnnPlan, FusionsChosenWhilePlanningMakeThePlanGivenThem) {
         expect_same_plan(Plan(graph, storage, [](const LayerPlan&) { return false; }),
                          Plan(graph, {}, storage));
     }
+}
+
+// Asked for the input's gradient, the plan sends the input a gradient from each layer that reads
+// it, in one more buffer, planned after every other one, from the first of those layers' backward
+// to the step's end; everything else is the plan made without it, and that plan is the default.
+TEST(CudnnPlan, InputGradientOnRequest) {
+    const hb_graph& graph = *problem().abi.get();
+    const std::vector<int> candidates = fusion_candidates(graph);
+    const std::set<int> all(candidates.begin(), candidates.end());
+    for (Storage storage : {Storage::f32, Storage::bf16})
+        for (const std::set<int>& fuse : {std::set<int>{}, all}) {
+            const Plan plain(graph, fuse, storage), asked(graph, fuse, storage, true);
+            expect_same_plan(plain, Plan(graph, fuse, storage, false));
+            const bool fused = !fuse.empty();  // every candidate or none
+            const FusionChoice choice = [fused](const LayerPlan&) { return fused; };
+            expect_same_plan(asked, Plan(graph, storage, choice, true));
+            EXPECT_FALSE(plain.input_gradient());
+            EXPECT_TRUE(asked.input_gradient());
+            check_plan(asked);
+
+            const int in = asked.input();
+            const ValuePlan &none = plain.values()[size_t(in)], &input = asked.values()[size_t(in)];
+            EXPECT_FALSE(none.needs_gradient);
+            EXPECT_EQ(none.gradient_buffer, -1);
+            EXPECT_TRUE(input.needs_gradient);
+            ASSERT_EQ(asked.requests().size(), plain.requests().size() + 1);
+            ASSERT_EQ(input.gradient_buffer, int(plain.requests().size()));
+            for (size_t r = 0; r < plain.requests().size(); ++r) {
+                const BufferRequest &x = plain.requests()[r], &y = asked.requests()[r];
+                EXPECT_EQ(std::make_tuple(x.bytes, x.first, x.last, x.what),
+                          std::make_tuple(y.bytes, y.first, y.last, y.what));
+            }
+            for (size_t v = 0; v < plain.values().size(); ++v) {
+                if (int(v) == in) continue;
+                EXPECT_EQ(plain.values()[v].buffer, asked.values()[v].buffer);
+                EXPECT_EQ(plain.values()[v].gradient_buffer, asked.values()[v].gradient_buffer);
+            }
+
+            int readers = 0, first = asked.step_length();
+            for (size_t i = 0; i < asked.layers().size(); ++i) {
+                const LayerPlan &p = plain.layers()[i], &a = asked.layers()[i];
+                EXPECT_EQ(p.runs_backward, a.runs_backward) << a.name;
+                EXPECT_EQ(p.saved, a.saved) << a.name;
+                for (size_t k = 0; k < a.inputs.size(); ++k) {
+                    if (a.inputs[k] != in) {
+                        EXPECT_EQ(p.input_gradient[k], a.input_gradient[k]) << a.name;
+                        EXPECT_EQ(p.accumulate[k], a.accumulate[k]) << a.name;
+                        continue;
+                    }
+                    ++readers;
+                    EXPECT_FALSE(p.input_gradient[k]) << a.name;
+                    EXPECT_EQ(bool(a.input_gradient[k]), a.runs_backward) << a.name;
+                    if (a.runs_backward) first = std::min(first, a.backward_time);
+                }
+            }
+            EXPECT_GE(readers, 1);
+            const BufferRequest& g = asked.requests()[size_t(input.gradient_buffer)];
+            EXPECT_EQ(g.bytes, input.shape.elements() * element_bytes(storage));
+            EXPECT_EQ(g.first, first);
+            EXPECT_EQ(g.last, asked.step_length() - 1);
+            EXPECT_EQ(g.what, "d(" + input.name + ")");
+        }
 }
 
 TEST(CudnnPlan, Bf16StoresActivationsInHalfTheBytes) {

@@ -41,6 +41,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.device = parse_device(desc.device ? desc.device : "");
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
+    s.input_gradient = hb::wants_input_gradient(desc);
 
     hb::Options options(desc.num_options, desc.options);
     const std::string math = options.get_string("math", "fp32");

@@ -32,6 +32,8 @@ struct Settings {
     BatchNormApi batchnorm = BatchNormApi::ex;
     bool fused_bn_relu = false;
     bool cuda_graphs = false;
+    // Every step also computes the gradient of its input batch (ABI 2.3).
+    bool input_gradient = false;
     int device = 0;  // the N of "cuda:N"
     hb_placement placement = HB_PLACEMENT_DEVICE;
     hb_optimizer optimizer{};
@@ -40,9 +42,9 @@ struct Settings {
 // "cuda:N" (or "cuda", meaning cuda:0) -> N; anything else is HB_UNAVAILABLE.
 int parse_device(const std::string& device);
 
-// Reads the desc and its options (math, layout, convolutions, batchnorm, fused_bn_relu,
-// cuda_graphs);
-// unknown keys and unsupported values throw hb::Error with HB_UNSUPPORTED.
+// Reads the desc (with ABI 2.3's input_gradient) and its options (math, layout, convolutions,
+// batchnorm, fused_bn_relu, cuda_graphs); unknown keys and unsupported values throw hb::Error with
+// HB_UNSUPPORTED.
 Settings parse_settings(const hb_session_desc& desc);
 
 }  // namespace cudnn_backend

@@ -22,11 +22,13 @@ std::vector<int> fusion_candidates(const hb_graph& source) {
     return hb::fusable_batchnorms(read_graph(source));
 }
 
-Plan::Plan(const hb_graph& source, const std::set<int>& fuse, Storage storage) : storage_(storage) {
+Plan::Plan(const hb_graph& source, const std::set<int>& fuse, Storage storage, bool input_gradient)
+    : storage_(storage), input_gradient_(input_gradient) {
     build(source, [&fuse](const hb::Graph&) { return fuse; });
 }
 
-Plan::Plan(const hb_graph& source, Storage storage, const FusionChoice& fuse) : storage_(storage) {
+Plan::Plan(const hb_graph& source, Storage storage, const FusionChoice& fuse, bool input_gradient)
+    : storage_(storage), input_gradient_(input_gradient) {
     build(source, [&](const hb::Graph& graph) {
         std::set<int> chosen;
         for (int b : hb::fusable_batchnorms(graph))
@@ -44,7 +46,13 @@ void Plan::build(const hb_graph& source,
     read_tensors(graph);
     read_layers(graph);
     const std::set<int> fused = fusions(graph);
-    const hb::Topology topology = hb::analyse(graph, {fused.begin(), fused.end()});
+    hb::Topology topology = hb::analyse(graph, {fused.begin(), fused.end()});
+    // The analysis gives the graph's input no gradient; asked for one, it has a gradient like any
+    // other value read by a layer that runs backward.
+    if (input_gradient_)
+        for (const hb::Use& use : topology.uses[size_t(input_)])
+            if (topology.runs_backward[size_t(use.layer)])
+                topology.has_gradient[size_t(input_)] = true;
     apply_topology(graph, topology);
     plan_gradients(graph, topology);
     plan_buffers();
@@ -198,6 +206,13 @@ void Plan::plan_buffers() {
         if (layer.kind == HB_LAYER_BATCHNORM)
             layer.saved = add_request(2 * layer.in.c * int64_t(sizeof(float)), layer.forward_time,
                                       layer.backward_time, layer.name + " saved statistics");
+    // Last, so that every other request is the one a plan without it makes. It lives to the
+    // step's end: it is read after the step, so nothing the step writes later may share it.
+    ValuePlan& input = values_[size_t(input_)];
+    if (input.needs_gradient)
+        input.gradient_buffer =
+            add_request(input.shape.elements() * element, gradient_first[size_t(input_)],
+                        step_length() - 1, "d(" + input.name + ")");
 }
 
 }  // namespace cudnn_backend

@@ -84,17 +84,24 @@ class Plan {
 public:
     // Checks the graph (throws hb::Error naming the layer) and plans it; the BN layers in `fuse`
     // (each one of fusion_candidates) also apply their ReLU. Activations and their gradients
-    // are stored as `storage`.
-    Plan(const hb_graph& graph, const std::set<int>& fuse = {}, Storage storage = Storage::f32);
+    // are stored as `storage`. With `input_gradient`, the graph's input gets a gradient too, from
+    // every layer that reads it and runs backward, in a buffer that lives to the step's end
+    // (where it is read); without, the input gets none and nothing runs for it.
+    Plan(const hb_graph& graph, const std::set<int>& fuse = {}, Storage storage = Storage::f32,
+         bool input_gradient = false);
     // The same, with the fusions `fuse` accepts of the candidates, asked once each in layer order:
     // whatever decides them (a trial on the device) sees the layer before the plan is finished,
     // so the plan is built once.
-    Plan(const hb_graph& graph, Storage storage, const FusionChoice& fuse);
+    Plan(const hb_graph& graph, Storage storage, const FusionChoice& fuse,
+         bool input_gradient = false);
 
     const std::vector<ValuePlan>& values() const { return values_; }
     const std::vector<LayerPlan>& layers() const { return layers_; }
     const std::vector<TensorPlan>& tensors() const { return tensors_; }
     int input() const { return input_; }
+    // Whether the plan was asked for the input's gradient. Its buffer is the input value's
+    // gradient_buffer: -1 when no layer that runs backward reads the input (the gradient is zero).
+    bool input_gradient() const { return input_gradient_; }
     Shape target_shape() const { return target_; }
     int loss_count() const { return loss_count_; }
     int64_t parameter_floats() const { return parameter_floats_; }    // with alignment padding
@@ -130,6 +137,7 @@ private:
     std::vector<TensorPlan> tensors_;
     std::vector<BufferRequest> requests_;
     Storage storage_ = Storage::f32;
+    bool input_gradient_ = false;
     int input_ = -1;
     Shape target_;
     int loss_count_ = 0;

@@ -14,7 +14,8 @@ public:
         info.version = "1.0.0";
         info.description = "raw CUDA + cuDNN: measured convolution algorithms, one device arena";
         info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
-                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL;
+                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
+                            HB_CAP_INPUT_GRADIENT;
         info.libraries = cudnn_backend::library_versions();
         info.devices = cudnn_backend::cuda_devices();
         return info;

@@ -3,8 +3,12 @@
 #include "check.hpp"
 #include "devices.hpp"
 #include "events.hpp"
+#include "kernel_math.hpp"
 #include "kernels.hpp"
 #include "math_mode.hpp"
+
+#include <algorithm>
+#include <vector>
 
 namespace cudnn_backend {
 namespace {
@@ -148,15 +152,23 @@ void CudnnSession::upload_tensor(int t, const float* host, float* block) {
 
 void CudnnSession::download_tensor(int t, const float* block, float* host) {
     const TensorPlan& tensor = step_->plan().tensors()[size_t(t)];
-    const size_t bytes = size_t(tensor.elements) * sizeof(float);
-    const float* device = block + tensor.offset;
-    if (settings_.layout == Layout::nhwc && tensor.rank == 4) {
-        std::vector<float> converted(size_t(tensor.elements));
-        copy(converted.data(), device, bytes, cudaMemcpyDeviceToHost);
-        ohwi_to_oihw(converted.data(), host, tensor.shape);
+    download(block + tensor.offset, tensor.elements, Storage::f32,
+             tensor.rank == 4 ? tensor.shape : nullptr, host);
+}
+
+void CudnnSession::download(const void* device, int64_t elements, Storage storage,
+                            const int64_t* dims, float* host) {
+    const bool reorder = settings_.layout == Layout::nhwc && dims;
+    std::vector<float> converted(reorder ? size_t(elements) : 0);
+    float* out = reorder ? converted.data() : host;
+    if (storage == Storage::bf16) {
+        std::vector<math::bf16> stored(static_cast<size_t>(elements));
+        copy(stored.data(), device, stored.size() * sizeof(math::bf16), cudaMemcpyDeviceToHost);
+        std::transform(stored.begin(), stored.end(), out, math::from_bf16);
     } else {
-        copy(host, device, bytes, cudaMemcpyDeviceToHost);
+        copy(out, device, size_t(elements) * sizeof(float), cudaMemcpyDeviceToHost);
     }
+    if (reorder) ohwi_to_oihw(converted.data(), host, dims);
 }
 
 void CudnnSession::load_state(const float* const* tensors) {
@@ -488,6 +500,25 @@ void CudnnSession::read_gradients(float* const* gradients) {
     }
 }
 
+void CudnnSession::read_input_gradient(float* gradient) {
+    ErrorContext context("read_input_gradient");
+    if (!settings_.input_gradient)
+        throw hb::Error(
+            "read_input_gradient: the session was not asked for the input's gradient "
+            "(hb_session_desc.input_gradient)",
+            HB_UNSUPPORTED);
+    const Plan& plan = step_->plan();
+    const Shape shape = plan.values()[size_t(plan.input())].shape;
+    const void* device = step_->input_gradient();
+    if (!device) {  // no layer that runs backward reads the input
+        std::fill(gradient, gradient + shape.elements(), 0.0f);
+        return;
+    }
+    HB_CHECK(cudaStreamSynchronize(stream_.get()));
+    const int64_t dims[4] = {shape.n, shape.c, shape.h, shape.w};
+    download(device, shape.elements(), plan.storage(), dims, gradient);
+}
+
 uint64_t CudnnSession::peak_memory_bytes() {
     // What the step holds (docs/results-schema.md): the library handle is reported apart.
     uint64_t bytes = step_->device_bytes();
@@ -517,7 +548,8 @@ std::string CudnnSession::manifest_json() {
                               " admitted timed)"
                         : "legacy (cudnnFind*AlgorithmEx)")
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
-        .add_bool("cuda_graphs", settings_.cuda_graphs);
+        .add_bool("cuda_graphs", settings_.cuda_graphs)
+        .add_bool("input_gradient", settings_.input_gradient);
     if (settings_.cuda_graphs)
         m.add_string("cuda_graph",
                      "first step eager, the whole step captured at the second and replayed from "

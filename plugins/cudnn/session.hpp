@@ -31,6 +31,8 @@ public:
     hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
+    // ABI 2.3: HB_UNSUPPORTED unless the session description asked for it.
+    void read_input_gradient(float* gradient) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
     void set_profiling(bool enabled) override;
@@ -68,6 +70,11 @@ private:
     // Copies one tensor between its device block and a canonical host buffer.
     void upload_tensor(int t, const float* host, float* block);
     void download_tensor(int t, const float* block, float* host);
+    // Copies `elements` values stored as `storage` from the device into a canonical host buffer:
+    // as float32, and, where `dims` gives four dimensions, from the session's layout into NCHW
+    // (OIHW for a convolution's weight).
+    void download(const void* device, int64_t elements, Storage storage, const int64_t* dims,
+                  float* host);
 
     Settings settings_;
     Stream stream_;

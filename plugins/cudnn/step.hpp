@@ -70,6 +70,9 @@ public:
     float* square_averages() const { return square_averages_.floats(); }
     float* statistics() const { return statistics_.floats(); }
     const double* losses() const { return static_cast<const double*>(losses_.get()); }
+    // The gradient of the last backward's input batch, in the step's layout and storage; null
+    // when the plan has no buffer for it (Plan::input_gradient).
+    const void* input_gradient() const { return gradient(plan_->input()); }
 
     uint64_t device_bytes() const;  // everything this object allocated
     int64_t arena_bytes() const { return arena_.bytes; }

@@ -29,9 +29,10 @@ TrainingStep::TrainingStep(const hb_graph& graph, const Settings& settings, cudn
     relu_ = make_activation_descriptor();
     HB_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    plan_ = std::make_unique<Plan>(graph, mode_.storage(), [this](const LayerPlan& batchnorm) {
-        return settings_.fused_bn_relu && fuse(batchnorm);
-    });
+    plan_ = std::make_unique<Plan>(
+        graph, mode_.storage(),
+        [this](const LayerPlan& batchnorm) { return settings_.fused_bn_relu && fuse(batchnorm); },
+        settings_.input_gradient);
     size_t free_bytes = 0, total_bytes = 0;
     HB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     workspace_limit_ = std::min<size_t>(size_t(1) << 30, free_bytes / 4);
