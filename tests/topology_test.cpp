@@ -82,6 +82,18 @@ TEST(Topology, InPlaceBackwardsAccumulateLaterContributions) {
     EXPECT_FALSE(hb::adds_to_buffer(plan.contributions[3][1].delivery));
 }
 
+// The graph's input has a gradient only when one is asked for.
+TEST(Topology, TheInputHasAGradientOnlyWhenAskedFor) {
+    GraphBuilder b;
+    const int input = b.input({2, 8, 8, 8});
+    b.loss("loss", b.relu("relu", b.conv("stem", input, 8, 1, 1, 0)));
+    const harness::model::Graph g = b.take();
+    const AbiGraph abi(g);
+    const hb::Graph graph = hb::import_graph(*abi.get(), {"test", false});
+    EXPECT_FALSE(hb::analyse(graph, {}).has_gradient[input]);
+    EXPECT_TRUE(hb::analyse(graph, {}, true).has_gradient[input]);
+}
+
 // A value no loss depends on has no gradient, and the layer computing it does not run backward.
 TEST(Topology, ALayerNoLossDependsOnDoesNotRunBackward) {
     GraphBuilder b;

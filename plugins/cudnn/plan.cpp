@@ -46,13 +46,7 @@ void Plan::build(const hb_graph& source,
     read_tensors(graph);
     read_layers(graph);
     const std::set<int> fused = fusions(graph);
-    hb::Topology topology = hb::analyse(graph, {fused.begin(), fused.end()});
-    // The analysis gives the graph's input no gradient; asked for one, it has a gradient like any
-    // other value read by a layer that runs backward.
-    if (input_gradient_)
-        for (const hb::Use& use : topology.uses[size_t(input_)])
-            if (topology.runs_backward[size_t(use.layer)])
-                topology.has_gradient[size_t(input_)] = true;
+    const hb::Topology topology = hb::analyse(graph, {fused.begin(), fused.end()}, input_gradient_);
     apply_topology(graph, topology);
     plan_gradients(graph, topology);
     plan_buffers();

@@ -28,16 +28,13 @@ dnnl::engine cpu_engine() {
 Network::Network(const hb_graph& graph, const NetworkSettings& settings)
     : settings_(settings),
       graph_(hb::import_graph(graph, {"oneDNN", false})),
-      topology_(hb::analyse(graph_, settings.fuse_batchnorm_relu ? hb::fusable_batchnorms(graph_)
-                                                                 : std::vector<int>{})),
+      topology_(hb::analyse(
+          graph_,
+          settings.fuse_batchnorm_relu ? hb::fusable_batchnorms(graph_) : std::vector<int>{},
+          settings.input_gradient)),
       engine_(cpu_engine()),
       stream_(engine_) {
     omp_set_num_threads(settings_.threads);
-    // A wanted input gradient is planned as any value's: every layer that reads the input and
-    // runs backward sends it its contribution.
-    if (settings_.input_gradient)
-        for (const Use& use : topology_.uses[graph_.input])
-            if (topology_.runs_backward[use.layer]) topology_.has_gradient[graph_.input] = true;
     plan_ = make_plan(graph_, topology_, engine_, settings_.plain_layout);
     hb::GradientRules rules;
     rules.same_layout = [this](int a, int b) { return plan_.values[a] == plan_.values[b]; };
