@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU run, in one call on a CUDA machine (docs/gpu.md): builds the GPU plugins against the
-# LibTorch and cuDNN found there, checks them against the CPU reference (configs/check.yaml),
+# LibTorch and cuDNN found there, checks them against the CPU reference (configs/check.yaml, then
+# every option on the paths of check-tiny, -momentum, -tensorflow and -ties),
 # runs the seed experiment (configs/hourglass8.yaml) on the GPU backends, times eager PyTorch on
 # the same problem (scripts/pytorch-peer.py), runs the GPU plugins' test programs, then profiles
 # a few steps of the GPU backends (harness run --profile, harness report --by kind). Every
@@ -12,7 +13,8 @@
 #   scripts/gpu-check.sh --rehearse  here, without a GPU: the same stages on the CPU backends
 #
 # Environment: OUT (default gpu-out/) receives at most 6 files; HB_BUNDLE (default gpu-bundle);
-# HB_STAGES (default "build check parallel experiment peer tests profile"); HB_ROUNDS (default 1) repeats the
+# HB_STAGES (default "build check paths parallel experiment peer tests profile"); HB_ROUNDS
+# (default 1) repeats the
 # experiment and its peers in interleaved rounds; HB_GPU_PLUGINS, a folder of plugins built
 # by an earlier run, replaces the build stage; PYTHON is the one with torch (default python3, in a
 # rehearsal scripts/setup.sh's virtual environment);
@@ -31,7 +33,7 @@ esac
 
 bundle=${HB_BUNDLE:-gpu-bundle}
 out=${OUT:-gpu-out}
-stages=${HB_STAGES:-build check parallel experiment peer tests profile}
+stages=${HB_STAGES:-build check paths parallel experiment peer tests profile}
 rounds=${HB_ROUNDS:-1}
 python=${PYTHON:-python3}
 if [ "$mode" = rehearsal ] && [ -z "${PYTHON:-}" ]; then
@@ -59,6 +61,9 @@ fi
 limit_scale=${HB_LIMIT_SCALE:-$([ "$mode" = gpu ] && echo 1 || echo 3)}
 if [ "$mode" = gpu ]; then
   check_backends=libtorch-cuda,cudnn,cudnn-tf32,cudnn-bf16
+  # Every CUDA entry of the path configs (configs/check-tiny.yaml's list).
+  paths_backends=libtorch-cuda,libtorch-cuda-channels-last,libtorch-cuda-graphs,libtorch-cuda-host
+  paths_backends+=,cudnn,cudnn-nhwc-fused,cudnn-legacy,cudnn-graphs,cudnn-host
   parallel_backends=cudnn,libtorch-cuda  # NCCL, one rank (no mpirun there: two are skipped)
   run_backends=libtorch-cuda,libtorch-cuda-graphs,cudnn,cudnn-graphs,cudnn-tf32-graphs,cudnn-bf16-graphs,cudnn-legacy
   run_config=configs/hourglass8.yaml
@@ -68,6 +73,7 @@ if [ "$mode" = gpu ]; then
   device=cuda
 else
   check_backends=libtorch-cpu
+  paths_backends=libtorch-cpu,libtorch-cpu-channels-last
   parallel_backends=libtorch-cpu
   run_backends=libtorch-cpu
   run_config=configs/hourglass2.yaml
@@ -102,7 +108,7 @@ write_summary() {
     echo
     echo "whole run: $(($(date +%s) - started)) s"
     if [ -s "$check_out" ]; then
-      printf '\n## Conformance (%s, baseline reference on the CPU)\n\n```\n' configs/check.yaml
+      printf '\n## Conformance (baseline reference on the CPU)\n\n```\n'
       cat "$check_out"
       echo '```'
     fi
@@ -217,6 +223,24 @@ export LD_LIBRARY_PATH="$gpu_libs${torch_lib:+$torch_lib:}$PWD/$bundle/lib:${LD_
 if wants check; then
   stage "check ($check_backends)" 75 "$harness" check configs/check.yaml --backends "$check_backends"
   cp "$stage_output" "$check_out"
+  write_summary
+fi
+
+# The paths configs/check.yaml leaves out (docs/conformance.md "Check configs: every path"): ties
+# in max pooling, momentum and weight decay, TensorFlow's RMSProp, each backend option.
+check_paths() {
+  local config status=0
+  for config in configs/check-tiny.yaml configs/check-momentum.yaml configs/check-tensorflow.yaml \
+    configs/check-ties.yaml; do
+    "$harness" check "$config" --backends "$paths_backends" || status=1
+  done
+  return "$status"
+}
+export -f check_paths
+export harness paths_backends
+if wants paths; then
+  stage "check paths ($paths_backends)" 90 check_paths
+  grep -v -E '^(baseline |[a-z0-9-]+: [0-9]+ steps$)' "$stage_output" >>"$check_out"
   write_summary
 fi
 
