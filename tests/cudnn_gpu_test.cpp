@@ -48,6 +48,14 @@ const harness::testing::CheckProblem& problem() {
     return harness::testing::check_problem();
 }
 
+// The problem's batches, handed to `session`.
+void set_problem_batches(hb::Session& session) {
+    const auto& b = problem().batches;
+    session.set_batches(static_cast<int32_t>(b.inputs.size()),
+                        harness::testing::pointers(b.inputs).data(),
+                        harness::testing::pointers(b.targets).data());
+}
+
 struct StepMode {
     std::string name;
     std::vector<std::pair<std::string, std::string>> options;
@@ -244,9 +252,7 @@ TEST_P(CudnnProfile, EventsOfAProfiledStep) {
     ASSERT_EQ(session.status(), HB_OK) << session.error();
     const auto& p = problem();
     session.load_state(harness::testing::pointers(p.state).data());
-    session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
-                        harness::testing::pointers(p.batches.inputs).data(),
-                        harness::testing::pointers(p.batches.targets).data());
+    set_problem_batches(session);
 
     // Unprofiled: eagerly, then (cuda_graphs) captured.
     const TimedStep eager = step_from_start(session);
@@ -418,9 +424,7 @@ protected:
             throw std::runtime_error("create_session: " + session->error());
         const auto& p = problem();
         session->load_state(harness::testing::pointers(p.state).data());
-        session->set_batches(static_cast<int32_t>(p.batches.inputs.size()),
-                             harness::testing::pointers(p.batches.inputs).data(),
-                             harness::testing::pointers(p.batches.targets).data());
+        set_problem_batches(*session);
         return session;
     }
     std::vector<hb_option> options_;
@@ -539,9 +543,7 @@ StepCapture reference_input_gradient(int perturb_bits = 0) {
             ? harness::testing::one_ulp_away(p.graph, p.config.seed, p.state, perturb_bits)
             : p.state;
     session.load_state(harness::testing::pointers(weights).data());
-    session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
-                        harness::testing::pointers(p.batches.inputs).data(),
-                        harness::testing::pointers(p.batches.targets).data());
+    set_problem_batches(session);
     session.step(0);
     StepCapture c;
     c.input_gradient.resize(p.batches.inputs[0].size());
@@ -573,9 +575,7 @@ TEST_P(CudnnInputGradient, MatchesTheReference) {
     harness::testing::AbiSession session(plugin_api(), desc);
     ASSERT_EQ(session.status(), HB_OK) << session.error();
     const auto& p = problem();
-    session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
-                        harness::testing::pointers(p.batches.inputs).data(),
-                        harness::testing::pointers(p.batches.targets).data());
+    set_problem_batches(session);
     const Tolerance tolerance = tolerance_for(s.math());
     const StepCapture expected = reference_input_gradient();
     const StepCapture noise = reference_input_gradient(tolerance.significand_bits);
@@ -644,9 +644,7 @@ TEST(CudnnPlugin, ReadsTheInputGradientOnlyWhenAskedFor) {
         harness::testing::AbiSession session(plugin_api(), desc);
         ASSERT_EQ(session.status(), HB_OK) << session.error();
         session.load_state(harness::testing::pointers(p.state).data());
-        session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
-                            harness::testing::pointers(p.batches.inputs).data(),
-                            harness::testing::pointers(p.batches.targets).data());
+        set_problem_batches(session);
         std::vector<float> gradient(p.batches.inputs[0].size());
         EXPECT_NE(plugin_api().read_input_gradient(session.get(), gradient.data()), HB_OK)
             << "no step has run";
@@ -682,9 +680,7 @@ TEST(CudnnPlugin, RefusesToSplitWhatCannotSplit) {
                                              describe_session(s, o, options, "cuda:0"));
         ASSERT_EQ(session.status(), HB_OK) << session.error();
         session.load_state(harness::testing::pointers(p.state).data());
-        session.set_batches(static_cast<int32_t>(p.batches.inputs.size()),
-                            harness::testing::pointers(p.batches.inputs).data(),
-                            harness::testing::pointers(p.batches.targets).data());
+        set_problem_batches(session);
         if (!graphs) set_profiling(session, true);
         hb_step_result r{};
         EXPECT_EQ(plugin_api().forward_backward(session.get(), 0, nullptr, nullptr, &r),
