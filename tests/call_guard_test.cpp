@@ -73,12 +73,21 @@ TEST(CallGuard, AStepNeedsStateAndBatchesAndWrapsTheIndex) {
     EXPECT_EQ(guard.batch_index(-1), 2);
 }
 
-TEST(CallGuard, GradientsAreReadOnlyAfterAStep) {
-    hb::detail::CallGuard guard(nullptr);
-    EXPECT_EQ(error_of([&] { guard.check_stepped("read_input_gradient"); }),
+TEST(CallGuard, TheInputGradientIsReadOnlyWhereAskedAfterAStep) {
+    hb::detail::CallGuard unasked(nullptr);
+    unasked.stepped();
+    try {
+        unasked.check_input_gradient();
+        ADD_FAILURE() << "a session not asked for the input's gradient may read it";
+    } catch (const hb::Error& e) {
+        EXPECT_EQ(e.status(), HB_UNSUPPORTED);
+        EXPECT_NE(std::string(e.what()).find("hb_session_desc.input_gradient"), std::string::npos);
+    }
+    hb::detail::CallGuard asked(nullptr, true);
+    EXPECT_EQ(error_of([&] { asked.check_input_gradient(); }),
               "read_input_gradient: no step has run yet");
-    guard.stepped();
-    EXPECT_EQ(error_of([&] { guard.check_stepped("read_input_gradient"); }), "");
+    asked.stepped();
+    EXPECT_EQ(error_of([&] { asked.check_input_gradient(); }), "");
 }
 
 }  // namespace

@@ -53,14 +53,22 @@ std::string not_built_reason(const std::string& name) {
     return "plugin " + name + " " + (reason.empty() ? "not built" : reason);
 }
 
+// The problem's session description; asking for the input's gradient when `input_gradient`.
+hb_session_desc describe(const hb_optimizer& optimizer, const std::vector<hb_option>& options,
+                         hb_placement placement, bool input_gradient) {
+    hb_session_desc desc =
+        harness::testing::session_desc(problem().abi, optimizer, options, "cpu", placement);
+    desc.input_gradient = input_gradient ? 1 : 0;
+    return desc;
+}
+
 // A session of the plugin on the problem, its state and batches loaded.
 class Trainer {
 public:
     Trainer(const PluginLibrary& library, const hb_optimizer& optimizer,
-            hb_placement placement = HB_PLACEMENT_DEVICE)
+            hb_placement placement = HB_PLACEMENT_DEVICE, bool input_gradient = false)
         : optimizer_(optimizer),
-          session_(library, harness::testing::session_desc(problem().abi, optimizer_, options_,
-                                                           "cpu", placement)) {
+          session_(library, describe(optimizer_, options_, placement, input_gradient)) {
         session_.load_state(pointers(problem().state).data());
         session_.set_batches(2, pointers(problem().batches.inputs).data(),
                              pointers(problem().batches.targets).data());
@@ -83,6 +91,12 @@ public:
         std::vector<float*> p;
         for (auto& t : out) p.push_back(t.data());
         session_.read_state(p.data());
+        return out;
+    }
+
+    std::vector<float> input_gradient() {
+        std::vector<float> out(problem().batches.inputs[0].size());
+        session_.read_input_gradient(out.data());
         return out;
     }
 
@@ -167,6 +181,32 @@ TEST_P(SplitStep, TwoHalvesComputeTheBitsOfStep) {
         expect_same_bits(halves.state(), whole.state(), "state after two steps");
         expect_same_bits(halves.gradients(), whole.gradients(), "gradients of the second step");
     }
+}
+
+// The input's gradient (ABI 2.3): refused where the session was not asked for it or before a
+// step; after forward_backward, what step() gives, and the update leaves it as it is.
+TEST_P(SplitStep, TheInputsGradientIsReadWhereAskedAfterEitherKindOfStep) {
+    ASSERT_TRUE(library().can_read_input_gradient());
+    Trainer unasked(library(), rmsprop());
+    unasked->step(0);
+    try {
+        unasked.input_gradient();
+        ADD_FAILURE() << "a session not asked for the input's gradient gave it";
+    } catch (const PluginCallError& e) {
+        EXPECT_EQ(e.status(), HB_UNSUPPORTED) << e.what();
+    }
+
+    Trainer whole(library(), rmsprop(), HB_PLACEMENT_DEVICE, true);
+    EXPECT_THROW(whole.input_gradient(), PluginCallError);  // no step yet
+    whole->step(0);
+    const std::vector<float> expected = whole.input_gradient();
+    EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](float g) { return g != 0; }));
+
+    Trainer halves(library(), rmsprop(), HB_PLACEMENT_DEVICE, true);
+    halves->forward_backward(0, {});
+    EXPECT_EQ(halves.input_gradient(), expected);
+    halves->apply_update();
+    EXPECT_EQ(halves.input_gradient(), expected);
 }
 
 TEST_P(SplitStep, EveryBufferIsReadiedOnceInOrderWhenItsGradientIsFinal) {

@@ -502,11 +502,6 @@ void CudnnSession::read_gradients(float* const* gradients) {
 
 void CudnnSession::read_input_gradient(float* gradient) {
     ErrorContext context("read_input_gradient");
-    if (!settings_.input_gradient)
-        throw hb::Error(
-            "read_input_gradient: the session was not asked for the input's gradient "
-            "(hb_session_desc.input_gradient)",
-            HB_UNSUPPORTED);
     const Plan& plan = step_->plan();
     const Shape shape = plan.values()[size_t(plan.input())].shape;
     const void* device = step_->input_gradient();

@@ -31,7 +31,7 @@ public:
     hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
-    // ABI 2.3: HB_UNSUPPORTED unless the session description asked for it.
+    // ABI 2.3; the SDK calls it only where the session description asked for it.
     void read_input_gradient(float* gradient) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;

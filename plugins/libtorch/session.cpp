@@ -425,12 +425,14 @@ void TorchSession::read_gradients(float* const* gradients) {
 }
 
 void TorchSession::read_input_gradient(float* gradient) {
-    if (!settings_.input_gradient || !input_gradient_.defined())
-        throw hb::Error("read_input_gradient: the session was not asked for it", HB_UNSUPPORTED);
     at::NoGradGuard no_grad;
     synchronize(settings_.device);
-    at::from_blob(gradient, network_.input_shape(), at::TensorOptions().dtype(at::kFloat))
-        .copy_(input_gradient_);
+    at::Tensor out =
+        at::from_blob(gradient, network_.input_shape(), at::TensorOptions().dtype(at::kFloat));
+    if (input_gradient_.defined())
+        out.copy_(input_gradient_);
+    else  // no layer that runs backward reads the input
+        out.zero_();
 }
 
 void TorchSession::set_profiling(bool enabled) {

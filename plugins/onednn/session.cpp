@@ -120,8 +120,6 @@ void OnednnSession::read_gradients(float* const* gradients) {
 }
 
 void OnednnSession::read_input_gradient(float* gradient) {
-    if (!settings_.input_gradient)
-        throw hb::Error("read_input_gradient: the session was not asked for it", HB_UNSUPPORTED);
     use_threads();
     network_.read_input_gradient(gradient);
 }

@@ -27,7 +27,7 @@ public:
     hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
-    // Only in a session whose description asked for it (hb::wants_input_gradient).
+    // ABI 2.3; the SDK calls it only where the session description asked for it.
     void read_input_gradient(float* gradient) override;
     uint64_t peak_memory_bytes() override;
     std::string manifest_json() override;
