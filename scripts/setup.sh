@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building and testing the harness need: Debian 12 packages, and today's LibTorch
-# and oneDNN from PyPI, pinned, in a virtual environment in the user's cache (never system-wide).
+# Installs what building and testing the harness need: Debian 12 packages, and today's LibTorch,
+# oneDNN and TensorFlow from PyPI, pinned, in a virtual environment in the user's cache (never
+# system-wide).
 # Idempotent: what is already installed is left as it is, and needs no privileges.
 #   scripts/setup.sh                 install what is missing (Debian's packages as root or through sudo)
 #   scripts/setup.sh --list          print the Debian package list, one a line (package-audit.sh reads it)
@@ -39,10 +40,14 @@ packages=(
 
 # The wheels' own libraries and CMake packages: LibTorch (with CUDA, which also brings the CUDA
 # runtime libraries it links), and oneDNN 3.x built with GNU OpenMP, as CPU frameworks use it
-# (PyPI's newer "onednn" runs its CPU primitives through SYCL only, which needs a SYCL CPU device).
-# Changing a pin makes a new environment.
-pypi=(torch==2.15.0 onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
-pins=$(printf '%s\n' "${pypi[@]}" | sha256sum | cut -c1-12)
+# (PyPI's newer "onednn" runs its CPU primitives through SYCL only, which needs a SYCL CPU device),
+# and TensorFlow for the CPU, whose wheel carries its C API's library and headers (the tensorflow
+# plugin) and its Python package (scripts/tensorflow-peer.py). Every dependency is pinned too
+# (pypi-constraints.txt). Changing a pin makes a new environment.
+pypi=(torch==2.15.0 onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0
+  tensorflow-cpu==2.21.0)
+constraints=$(dirname "$0")/pypi-constraints.txt
+pins=$( (printf '%s\n' "${pypi[@]}"; grep -v '^#' "$constraints") | sha256sum | cut -c1-12)
 pypi_prefix=${HB_PYPI_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/harness/pypi-$pins}
 
 case ${1:-} in
@@ -61,11 +66,11 @@ install_pypi() {
     echo "setup: PyPI wheels already installed in $pypi_prefix"
     return
   fi
-  echo "setup: installing ${pypi[*]} from PyPI into $pypi_prefix (about 3 GB to download)"
+  echo "setup: installing ${pypi[*]} from PyPI into $pypi_prefix (about 3.3 GB to download)"
   rm -rf "$pypi_prefix"
   /usr/bin/python3 -m venv "$pypi_prefix"
   if ! "$pypi_prefix/bin/pip" install -q --no-cache-dir --disable-pip-version-check \
-      "${pypi[@]}"; then
+      -c "$constraints" "${pypi[@]}"; then
     rm -rf "$pypi_prefix"
     echo "setup: installing from PyPI failed; without PyPI, run with HB_NO_PYPI=1 to build" \
       "against Debian's LibTorch and oneDNN only" >&2

@@ -346,6 +346,10 @@ TEST(LoadConfig, EveryKeySet) {
                                                         {"label", "two words"},
                                                         {"empty", ""}};
     EXPECT_EQ(c.backends[0].options, options);
+    const std::map<std::string, std::string> environment = {{"TF_ENABLE_ONEDNN_OPTS", "1"},
+                                                             {"OMP_PROC_BIND", "false"}};
+    EXPECT_EQ(c.backends[0].environment, environment);
+    EXPECT_TRUE(c.backends[1].environment.empty());
     EXPECT_EQ(c.backends[0].line, 32);
     EXPECT_EQ(c.backends[0].placement, HB_PLACEMENT_HOST);  // data.placement
     expect_backend(c.backends[1], "libtorch", "libtorch", "cuda:1");
@@ -353,7 +357,7 @@ TEST(LoadConfig, EveryKeySet) {
     EXPECT_EQ(c.backends[1].warmup, 0);
     EXPECT_EQ(c.backends[1].iterations, 7);
     EXPECT_EQ(c.backends[1].timeout_s, 30);
-    EXPECT_EQ(c.backends[1].line, 41);
+    EXPECT_EQ(c.backends[1].line, 44);
 }
 
 TEST(LoadConfig, ToString) {
@@ -475,6 +479,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"bad_option_value_map.yaml",
                   ":4:16: key 'backends[0].options.threads': expected a scalar option value, got "
                   "a mapping"},
+        BadConfig{"bad_environment_name.yaml",
+                  ":4:18: key 'backends[0].environment.TF-ONEDNN': 'TF-ONEDNN' is not the name of "
+                  "an environment variable ([A-Za-z_][A-Za-z0-9_]*)"},
+        BadConfig{"bad_environment_value.yaml",
+                  ":4:30: key 'backends[0].environment.TF_ENABLE_ONEDNN_OPTS': expected a scalar "
+                  "value, got a list"},
         BadConfig{"bad_options_not_a_map.yaml",
                   ":3:14: key 'backends[0].options': expected a mapping, got a list"},
         BadConfig{"bad_empty.yaml", ": the config is empty (it needs at least a 'backends' list)"},

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <cctype>
 #include <optional>
 #include <sstream>
 
@@ -330,16 +331,32 @@ std::string read_device(const Field& f) {
     return text;
 }
 
-std::map<std::string, std::string> read_options(const Field& field) {
-    std::map<std::string, std::string> options;
+// A mapping of names to scalars: a backend's `options` or its `environment`. `valid_name`, when
+// given, says what is wrong with a name, or "" when nothing is.
+std::map<std::string, std::string> read_scalars(
+    const Field& field, const char* what,
+    std::string (*valid_name)(const std::string&) = nullptr) {
+    std::map<std::string, std::string> values;
     const Section section = Section::any_keys(field);
-    for (const Field& option : section.fields()) {
-        if (!option.node.IsScalar()) {
-            option.fail("expected a scalar option value, got " + option.describe());
+    for (const Field& value : section.fields()) {
+        const std::string name = value.key.substr(field.key.size() + 1);
+        if (valid_name) {
+            const std::string problem = valid_name(name);
+            if (!problem.empty()) value.fail(problem);
         }
-        options[option.key.substr(field.key.size() + 1)] = option.node.Scalar();
+        if (!value.node.IsScalar()) {
+            value.fail(std::string("expected a scalar ") + what + ", got " + value.describe());
+        }
+        values[name] = value.node.Scalar();
     }
-    return options;
+    return values;
+}
+
+std::string environment_name_problem(const std::string& name) {
+    const bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                    name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789_") == std::string::npos;
+    return ok ? "" : "'" + name + "' is not the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)";
 }
 
 // `name_field` is where the entry's name comes from: `name`, or else `plugin`.
@@ -348,8 +365,8 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
         field.fail("expected a backend (a mapping with at least 'plugin'), got " +
                    field.describe());
     }
-    const Section s(field, {"plugin", "name", "device", "placement", "options", "warmup",
-                            "iterations", "timeout"});
+    const Section s(field, {"plugin", "name", "device", "placement", "options", "environment",
+                            "warmup", "iterations", "timeout"});
     BackendEntry b;
     b.line = field.mark.line + 1;
     b.placement = placement;
@@ -362,7 +379,8 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
     }
     if (auto f = s.get("device")) b.device = read_device(*f);
     if (auto f = s.get("placement")) b.placement = read_placement(*f);
-    if (auto f = s.get("options")) b.options = read_options(*f);
+    if (auto f = s.get("options")) b.options = read_scalars(*f, "option value");
+    if (auto f = s.get("environment")) b.environment = read_scalars(*f, "value", environment_name_problem);
     if (auto f = s.get("warmup")) b.warmup = read_int(*f, 0, kMaxWarmup);
     if (auto f = s.get("iterations")) b.iterations = read_int(*f, 1, kMaxIterations);
     if (auto f = s.get("timeout")) b.timeout_s = read_double(*f, kTimeout);

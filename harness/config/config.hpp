@@ -24,6 +24,9 @@ struct BackendEntry {
     std::string device = "cpu";
     hb_placement placement = HB_PLACEMENT_DEVICE;  // the entry's `placement`, else data.placement
     std::map<std::string, std::string> options;    // passed to the plugin as strings
+    // Set in the entry's worker before any plugin is loaded: what a library reads while it loads
+    // (TensorFlow's TF_ENABLE_ONEDNN_OPTS), or threading variables (OMP_*).
+    std::map<std::string, std::string> environment;
     int line = 0;                                  // where the entry starts in the file
     // Per-entry overrides of the run section; negative = use the run section's value.
     int warmup = -1, iterations = -1;

@@ -180,6 +180,8 @@ results::BackendRun run_job(const WorkerJob& job) {
     try {
         // Before any plugin library (and its threads) is loaded.
         parallel::World* world = job.ranks > 0 ? &join_ranks(job) : nullptr;
+        for (const auto& [name, value] : entry.environment)
+            ::setenv(name.c_str(), value.c_str(), 1);
         auto path = find_plugin(entry.plugin);
         if (!path) {
             run.status = results::Status::skipped;

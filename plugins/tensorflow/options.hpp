@@ -1,0 +1,25 @@
+// The tensorflow backend's options (docs/backends.md), each one thing a TensorFlow user chooses.
+#pragma once
+
+#include "hb/plugin.h"
+
+#include <optional>
+#include <string>
+
+namespace tensorflow_plugin {
+
+struct Settings {
+    int threads = 1;           // intra-op
+    int inter_op_threads = 1;  // TensorFlow's default is the core count; one keeps nodes in order
+    bool fused_batchnorm = true;  // FusedBatchNormV3, or tf.nn.moments + tf.nn.batch_normalization
+    bool xla = false;             // auto-clustering on the CPU
+    std::optional<bool> onednn;   // required on or off; unset: as TensorFlow decided at load
+    hb_placement placement = HB_PLACEMENT_DEVICE;
+    hb_optimizer optimizer{};
+    bool input_gradient = false;
+};
+
+// Throws hb::Error (HB_UNSUPPORTED) naming the option for an unknown key or a bad value.
+Settings parse_settings(const hb_session_desc& desc);
+
+}  // namespace tensorflow_plugin

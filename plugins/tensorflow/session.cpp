@@ -1,0 +1,326 @@
+#include "session.hpp"
+
+#include "hb/json.hpp"
+#include "timeline.hpp"
+#include "wire.hpp"
+
+#include <tensorflow/c/c_api_experimental.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace tensorflow_plugin {
+namespace {
+
+int64_t epoch_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// TF_ENABLE_ONEDNN_OPTS as this process had it when the plugin, and with it TensorFlow, loaded.
+const std::string& environment_at_load() {
+    static const std::string value = [] {
+        const char* v = std::getenv("TF_ENABLE_ONEDNN_OPTS");
+        return std::string(v ? v : "");
+    }();
+    return value;
+}
+[[maybe_unused]] const std::string& loaded = environment_at_load();
+
+OptionsPtr session_options(const Settings& s) {
+    OptionsPtr options(TF_NewSessionOptions());
+    wire::SessionConfig config;
+    config.intra_op_threads = s.threads;
+    config.inter_op_threads = s.inter_op_threads;
+    config.xla = s.xla;
+    const std::string proto = wire::config_proto(config);
+    Status status;
+    TF_SetConfig(options.get(), proto.data(), proto.size(), status.get());
+    status.check("TF_SetConfig");
+    // XLA compiles clusters for the CPU only with its CPU flag; global_jit_level alone marks them.
+    if (s.xla) TF_SetTfXlaCpuGlobalJit(1);
+    return options;
+}
+
+std::vector<int64_t> with_count(std::vector<int64_t> shape, int64_t count) {
+    shape[0] = count;
+    return shape;
+}
+
+}  // namespace
+
+std::string onednn_environment() {
+    return environment_at_load();
+}
+
+TensorflowSession::TensorflowSession(const hb_session_desc& desc)
+    : ir_(hb::import_graph(*desc.graph, {"tensorflow", false})),
+      settings_(parse_settings(desc)),
+      graph_(ir_, settings_) {
+    session_ = std::make_unique<SessionHandle>(graph_.get(), session_options(settings_).get());
+    run("the optimizer state's initial values", {}, {}, {}, graph_.reset_optimizer);
+    run_options_ = wire::traced_run_options();
+}
+
+std::vector<TensorPtr> TensorflowSession::run(const std::string& what,
+                                              const std::vector<TF_Output>& feeds,
+                                              const std::vector<TF_Tensor*>& feed_values,
+                                              const std::vector<TF_Output>& fetches,
+                                              const std::vector<TF_Operation*>& targets,
+                                              std::string* metadata) {
+    std::vector<TF_Tensor*> outputs(fetches.size(), nullptr);
+    BufferPtr options, meta;
+    if (metadata) {
+        options.reset(TF_NewBufferFromString(run_options_.data(), run_options_.size()));
+        meta.reset(TF_NewBuffer());
+    }
+    Status status;
+    TF_SessionRun(session_->get(), options.get(), feeds.data(), feed_values.data(),
+                  int(feeds.size()), fetches.data(), outputs.data(), int(fetches.size()),
+                  targets.data(), int(targets.size()), meta.get(), status.get());
+    std::vector<TensorPtr> owned;
+    for (TF_Tensor* t : outputs) owned.emplace_back(t);
+    status.check("TF_SessionRun (" + what + ")");
+    if (metadata)
+        metadata->assign(static_cast<const char*>(meta->data), meta->length);
+    return owned;
+}
+
+void TensorflowSession::assign(const Variable& v, TF_Tensor* value, const std::string& what) {
+    run(what, {v.value}, {value}, {}, {v.assign});
+}
+
+void TensorflowSession::load_state(const float* const* tensors) {
+    std::vector<TF_Output> feeds;
+    std::vector<TensorPtr> values;
+    std::vector<TF_Operation*> targets;
+    for (size_t i = 0; i < ir_.tensors.size(); ++i) {
+        const hb::Tensor& t = ir_.tensors[i];
+        const Variable& v = graph_.state[i];
+        TensorPtr value = float_tensor(v.shape, nullptr);
+        oihw_to_hwio(t, tensors[i], static_cast<float*>(TF_TensorData(value.get())));
+        feeds.push_back(v.value);
+        values.push_back(std::move(value));
+        targets.push_back(v.assign);
+    }
+    std::vector<TF_Tensor*> raw;
+    for (auto& v : values) raw.push_back(v.get());
+    run("load_state", feeds, raw, {}, targets);
+    state_loaded_ = true;
+    inspect();
+}
+
+void TensorflowSession::load_optimizer_state(const float* const* square_averages) {
+    size_t k = 0;
+    for (size_t i = 0; i < ir_.tensors.size(); ++i) {
+        const hb::Tensor& t = ir_.tensors[i];
+        if (!t.trainable) continue;
+        const Variable& v = graph_.square_average[i];
+        TensorPtr value = float_tensor(v.shape, nullptr);
+        oihw_to_hwio(t, square_averages[k++], static_cast<float*>(TF_TensorData(value.get())));
+        assign(v, value.get(), "load_optimizer_state");
+    }
+}
+
+void TensorflowSession::set_batches(int32_t count, const float* const* inputs,
+                                    const float* const* targets) {
+    const hb::Dims in = ir_.values[size_t(ir_.input)], target = ir_.target;
+    auto to_nhwc = [](const hb::Dims& d, const float* from) {
+        std::vector<float> v(size_t(d.elements()));
+        nchw_to_nhwc(d, from, v.data());
+        return v;
+    };
+    host_inputs_.clear();
+    host_targets_.clear();
+    for (int32_t b = 0; b < count; ++b) {
+        host_inputs_.push_back(to_nhwc(in, inputs[b]));
+        host_targets_.push_back(to_nhwc(target, targets[b]));
+    }
+    if (settings_.placement == HB_PLACEMENT_DEVICE) {
+        // Every batch into the session's variables; each step then feeds only its index.
+        auto upload = [&](const Variable& v, const std::vector<std::vector<float>>& batches,
+                          const char* what) {
+            const std::vector<int64_t> shape = with_count(v.shape, count);
+            TensorPtr all = float_tensor(shape, nullptr);
+            auto* to = static_cast<float*>(TF_TensorData(all.get()));
+            for (const auto& b : batches) to = std::copy(b.begin(), b.end(), to);
+            assign(v, all.get(), what);
+        };
+        upload(graph_.inputs, host_inputs_, "set_batches (inputs)");
+        upload(graph_.targets, host_targets_, "set_batches (targets)");
+        host_inputs_.clear();
+        host_targets_.clear();
+    }
+    batches_set_ = true;
+    inspect();
+}
+
+TensorflowSession::Feeds TensorflowSession::batch_feeds(int32_t batch) {
+    Feeds f;
+    if (settings_.placement == HB_PLACEMENT_HOST) {
+        // The C-API form of feed_dict: the batch copied from host memory into new tensors.
+        const hb::EventLog::Scope event(events_, "feed", -1, HB_PHASE_TRANSFER);
+        const auto b = size_t(batch);
+        const hb::Dims in = ir_.values[size_t(ir_.input)], target = ir_.target;
+        f.values.push_back(float_tensor({in.n, in.h, in.w, in.c}, host_inputs_[b].data()));
+        f.values.push_back(
+            float_tensor({target.n, target.h, target.w, target.c}, host_targets_[b].data()));
+        f.feeds = {graph_.input_feed, graph_.target_feed};
+    } else {
+        f.values.push_back(int32_tensor({}, {batch}));
+        f.feeds = {graph_.batch_index};
+    }
+    for (auto& v : f.values) f.raw.push_back(v.get());
+    return f;
+}
+
+hb::StepResult TensorflowSession::step(int32_t batch) {
+    std::vector<TF_Output> fetches{graph_.loss};
+    const bool conformance = settings_.input_gradient;
+    if (conformance) {
+        for (const TF_Output& g : graph_.gradients)
+            if (g.oper) fetches.push_back(g);
+        fetches.push_back(graph_.input_gradient);
+    }
+    events_.begin_step();
+    const int64_t start_ns = events_.enabled() ? epoch_ns() : 0;
+    const Feeds f = batch_feeds(batch);
+    std::string metadata;
+    std::vector<TensorPtr> out = run("training step", f.feeds, f.raw, fetches,
+                                     graph_.step_targets, events_.enabled() ? &metadata : nullptr);
+    if (events_.enabled()) record_events(metadata, start_ns);
+    hb::StepResult result;
+    result.loss = *static_cast<const float*>(TF_TensorData(out[0].get()));
+    if (conformance) {
+        last_input_gradient_ = std::move(out.back());
+        out.pop_back();
+        last_gradients_.clear();
+        for (size_t i = 1; i < out.size(); ++i) last_gradients_.push_back(std::move(out[i]));
+    }
+    return result;
+}
+
+void TensorflowSession::read_state(float* const* tensors) {
+    std::vector<TF_Output> fetches;
+    for (const Variable& v : graph_.state) fetches.push_back(v.read);
+    std::vector<TensorPtr> values = run("read_state", {}, {}, fetches, {});
+    for (size_t i = 0; i < ir_.tensors.size(); ++i)
+        hwio_to_oihw(ir_.tensors[i], static_cast<const float*>(TF_TensorData(values[i].get())),
+                     tensors[i]);
+}
+
+void TensorflowSession::read_gradients(float* const* gradients) {
+    if (!settings_.input_gradient)
+        throw hb::Error(
+            "read_gradients: this tensorflow session fetches its gradients only when asked for "
+            "the input's gradient too (hb_session_desc.input_gradient), as harness check does",
+            HB_UNSUPPORTED);
+    size_t k = 0;
+    for (size_t i = 0; i < ir_.tensors.size(); ++i) {
+        if (!ir_.tensors[i].trainable) continue;
+        const TensorPtr& g = last_gradients_.at(k++);
+        if (gradients[i])
+            hwio_to_oihw(ir_.tensors[i], static_cast<const float*>(TF_TensorData(g.get())),
+                         gradients[i]);
+    }
+}
+
+void TensorflowSession::read_input_gradient(float* gradient) {
+    nhwc_to_nchw(ir_.values[size_t(ir_.input)],
+                 static_cast<const float*>(TF_TensorData(last_input_gradient_.get())), gradient);
+}
+
+void TensorflowSession::inspect() {
+    if (inspected_ || !state_loaded_ || !batches_set_) return;
+    inspected_ = true;
+    const Feeds f = batch_feeds(0);
+    std::string metadata;
+    run("a traced forward pass at set-up", f.feeds, f.raw, {graph_.loss}, {}, &metadata);
+    for (const wire::NodeStats& n : wire::read_step_stats(metadata)) {
+        const std::string type = wire::op_type_of_label(n.timeline_label);
+        if (type.empty()) continue;
+        ++executed_types_[type];
+        if (type.rfind("_Mkl", 0) == 0) ++onednn_kernels_;
+        if (type == "_XlaRun") ++xla_clusters_;
+    }
+    if (settings_.onednn && *settings_.onednn && onednn_kernels_ == 0)
+        throw hb::Error(
+            "option 'onednn': true, but TensorFlow ran no oneDNN kernel (TF_ENABLE_ONEDNN_OPTS was "
+            "'" + onednn_environment() + "' when it loaded): set it in the entry's environment, "
+            "environment: {TF_ENABLE_ONEDNN_OPTS: \"1\"}",
+            HB_UNSUPPORTED);
+    if (settings_.onednn && !*settings_.onednn && onednn_kernels_ > 0)
+        throw hb::Error(
+            "option 'onednn': false, but TensorFlow ran " + std::to_string(onednn_kernels_) +
+                " oneDNN kernels (TF_ENABLE_ONEDNN_OPTS was '" + onednn_environment() +
+                "' when it loaded): set environment: {TF_ENABLE_ONEDNN_OPTS: \"0\"} in the entry",
+            HB_UNSUPPORTED);
+    if (settings_.xla && xla_clusters_ == 0)
+        throw hb::Error(
+            "option 'xla': true, but TensorFlow compiled no XLA cluster in this build (no _XlaRun "
+            "node ran)",
+            HB_UNSUPPORTED);
+}
+
+void TensorflowSession::set_profiling(bool enabled) {
+    events_.set_enabled(enabled);
+}
+
+const std::vector<hb_event>& TensorflowSession::events() {
+    return events_.events();
+}
+
+void TensorflowSession::record_events(const std::string& metadata, int64_t step_start_ns) {
+    for (const wire::NodeStats& n : wire::read_step_stats(metadata)) {
+        const NodeEvent e = classify(n.node_name, wire::op_type_of_label(n.timeline_label),
+                                     graph_.layer_of(n.node_name));
+        if (e.skip) continue;
+        events_.add(e.name, e.layer, e.phase, double(n.start_ns - step_start_ns) * 1e-6,
+                    double(n.end_ns - step_start_ns) * 1e-6,
+                    "thread " + std::to_string(n.thread_id));
+    }
+}
+
+std::string TensorflowSession::manifest_json() {
+    // The graph's nodes by part (forward, backward, update) and type, as built.
+    std::map<std::string, std::map<std::string, int>> parts;
+    size_t pos = 0;
+    while (TF_Operation* op = TF_GraphNextOperation(graph_.get(), &pos)) {
+        const std::string name = TF_OperationName(op);
+        parts[part_of(name)][TF_OperationOpType(op)]++;
+    }
+    hb::JsonObject ops;
+    for (const auto& [part, types] : parts) {
+        hb::JsonObject counts;
+        for (const auto& [type, n] : types) counts.add(type, n);
+        ops.add(part, counts.str());
+    }
+    hb::JsonObject executed;
+    for (const auto& [type, n] : executed_types_) executed.add(type, n);
+    hb::JsonObject m;
+    m.add_string("math", "fp32")
+        .add("threads", settings_.threads)
+        .add("inter_op_threads", settings_.inter_op_threads)
+        .add_string("tensorflow", TF_Version())
+        .add_string("layout", "nhwc")
+        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("batchnorm", settings_.fused_batchnorm
+                                     ? "fused (FusedBatchNormV3)"
+                                     : "unfused (tf.nn.moments + tf.nn.batch_normalization)")
+        .add_string("optimizer", settings_.optimizer.variant == HB_RMSPROP_TENSORFLOW
+                                     ? "ResourceApplyRMSProp"
+                                     : "Torch's RMSProp in TensorFlow ops")
+        .add_string("gradients", "TF_AddGradients")
+        .add_string("onednn_environment", onednn_environment())
+        .add("onednn_kernels_in_forward", onednn_kernels_)
+        .add_bool("xla", settings_.xla)
+        .add("xla_clusters", xla_clusters_)
+        .add("graph_ops", ops.str())
+        .add("forward_pass_executed", executed.str())
+        .add_bool("gradients_fetched_each_step", settings_.input_gradient);
+    return m.str();
+}
+
+}  // namespace tensorflow_plugin
