@@ -636,7 +636,9 @@ INSTANTIATE_TEST_SUITE_P(Backends, CpuBackendConformance,
                          ::testing::Values(CpuBackend{"onednn", "onednn"},
                                            CpuBackend{"libtorch-cpu", "libtorch"},
                                            CpuBackend{"onednn-debian", "onednn_debian"},
-                                           CpuBackend{"libtorch-cpu-debian", "libtorch_debian"}),
+                                           CpuBackend{"libtorch-cpu-debian", "libtorch_debian"},
+                                           CpuBackend{"tensorflow", "tensorflow"},
+                                           CpuBackend{"tensorflow-onednn", "tensorflow"}),
                          [](const ::testing::TestParamInfo<CpuBackend>& param) {
                              std::string name = param.param.name;
                              for (char& c : name)

@@ -15,51 +15,6 @@ std::vector<int64_t> nhwc(const hb::Dims& d) {
 
 }  // namespace
 
-std::vector<int64_t> tensorflow_shape(const hb::Tensor& t) {
-    if (t.shape.size() == 4) return {t.shape[2], t.shape[3], t.shape[1], t.shape[0]};
-    return t.shape;
-}
-
-void oihw_to_hwio(const hb::Tensor& t, const float* from, float* to) {
-    if (t.shape.size() != 4) {
-        std::copy(from, from + t.elements, to);
-        return;
-    }
-    const int64_t o = t.shape[0], i = t.shape[1], kh = t.shape[2], kw = t.shape[3];
-    for (int64_t a = 0; a < o; ++a)
-        for (int64_t b = 0; b < i; ++b)
-            for (int64_t y = 0; y < kh; ++y)
-                for (int64_t x = 0; x < kw; ++x)
-                    to[((y * kw + x) * i + b) * o + a] = from[((a * i + b) * kh + y) * kw + x];
-}
-
-void hwio_to_oihw(const hb::Tensor& t, const float* from, float* to) {
-    if (t.shape.size() != 4) {
-        std::copy(from, from + t.elements, to);
-        return;
-    }
-    const int64_t o = t.shape[0], i = t.shape[1], kh = t.shape[2], kw = t.shape[3];
-    for (int64_t a = 0; a < o; ++a)
-        for (int64_t b = 0; b < i; ++b)
-            for (int64_t y = 0; y < kh; ++y)
-                for (int64_t x = 0; x < kw; ++x)
-                    to[((a * i + b) * kh + y) * kw + x] = from[((y * kw + x) * i + b) * o + a];
-}
-
-void nchw_to_nhwc(const hb::Dims& d, const float* from, float* to) {
-    for (int64_t n = 0; n < d.n; ++n)
-        for (int64_t c = 0; c < d.c; ++c)
-            for (int64_t p = 0; p < d.plane(); ++p)
-                to[(n * d.plane() + p) * d.c + c] = from[(n * d.c + c) * d.plane() + p];
-}
-
-void nhwc_to_nchw(const hb::Dims& d, const float* from, float* to) {
-    for (int64_t n = 0; n < d.n; ++n)
-        for (int64_t c = 0; c < d.c; ++c)
-            for (int64_t p = 0; p < d.plane(); ++p)
-                to[(n * d.c + c) * d.plane() + p] = from[(n * d.plane() + p) * d.c + c];
-}
-
 Variable TrainingGraph::variable(const std::string& name, const std::vector<int64_t>& shape,
                                  const std::string& layer) {
     Variable v;
@@ -163,6 +118,7 @@ TrainingGraph::TrainingGraph(const hb::Graph& graph, const Settings& settings)
         target = gather(targets, "data/target");
     }
     values_.assign(size_t(graph.num_values()), TF_Output{});
+    inputs_.assign(size_t(graph.num_layers()), {});
     values_[size_t(graph.input)] = input;
     for (int i = 0; i < graph.num_layers(); ++i) {
         const hb::Layer& layer = graph.layers[size_t(i)];
@@ -193,38 +149,88 @@ TrainingGraph::TrainingGraph(const hb::Graph& graph, const Settings& settings)
                                          .type("T", TF_FLOAT)
                                          .finish());
 
-    // TensorFlow's autodiff, as minimize() builds it: the gradient of the loss with respect to
-    // each parameter's read (and the input batch, when asked).
-    std::vector<TF_Output> xs;
-    std::vector<int> tensor_of;
-    for (size_t i = 0; i < graph.tensors.size(); ++i)
-        if (graph.tensors[i].trainable) {
-            xs.push_back(state[i].read);
-            tensor_of.push_back(int(i));
-        }
-    if (settings.input_gradient) xs.push_back(input);
-    std::vector<TF_Output> dy(xs.size());
-    Status status;
-    TF_AddGradientsWithPrefix(g, "gradients", &loss, 1, xs.data(), int(xs.size()), nullptr,
-                              status.get(), dy.data());
-    status.check("TF_AddGradients");
-    gradients.assign(graph.tensors.size(), TF_Output{});
-    for (size_t k = 0; k < tensor_of.size(); ++k) {
-        if (!dy[k].oper)
-            throw hb::Error("TF_AddGradients: no gradient for '" +
-                            graph.tensors[size_t(tensor_of[k])].name + "'");
-        gradients[size_t(tensor_of[k])] = dy[k];
-    }
-    if (settings.input_gradient) input_gradient = dy.back();
-
+    build_gradients();
     square_average.resize(graph.tensors.size());
     momentum.resize(graph.tensors.size());
     for (size_t i = 0; i < graph.tensors.size(); ++i)
         if (graph.tensors[i].trainable) build_update(int(i));
 }
 
+// TensorFlow's autodiff (TF_AddGradients: its registered gradient of every op), asked layer by
+// layer from the loss back, each layer's under "gradients/<layer>/autodiff/", so that profiles and
+// errors name the layer; a value that several layers read gets the AddN of their gradients, as
+// TensorFlow's own builder sums them. One call for the whole loss builds the same ops but names
+// them "gradients/<op type>_<n>", which no profile could attribute to a layer.
+void TrainingGraph::build_gradients() {
+    TF_Graph* g = graph_.get();
+    std::vector<std::vector<TF_Output>> partial(values_.size());
+    std::vector<std::vector<TF_Output>> tensor_partial(ir_.tensors.size());
+    const TF_Output seed = constant("gradients/loss/ones", 1.f);
+    for (int i = ir_.num_layers() - 1; i >= 0; --i) {
+        const hb::Layer& layer = ir_.layers[size_t(i)];
+        const std::string prefix = "gradients/" + layer.name;
+        TF_Output dy = seed;
+        if (layer.kind != HB_LAYER_MSE_LOSS) {
+            std::vector<TF_Output>& parts = partial[size_t(layer.output)];
+            if (parts.empty()) continue;  // no path to the loss
+            dy = sum(prefix + "/sum", parts, layer.name);
+        }
+        std::vector<TF_Output> xs;
+        std::vector<int> x_values, x_tensors;
+        for (size_t k = 0; k < layer.inputs.size(); ++k) {
+            const int v = layer.inputs[k];
+            if (v == ir_.input && !settings_.input_gradient) continue;
+            const std::vector<TF_Output>& own = inputs_[size_t(i)];
+            xs.push_back(own.empty() ? values_[size_t(v)] : own[k]);
+            x_values.push_back(v);
+        }
+        for (int t : {layer.weight, layer.bias})
+            if (t >= 0 && ir_.tensors[size_t(t)].trainable) {
+                xs.push_back(state[size_t(t)].read);
+                x_tensors.push_back(t);
+            }
+        if (xs.empty()) continue;
+        std::vector<TF_Output> dx(xs.size());
+        TF_Output y = values_[size_t(layer.output)];
+        Status status;
+        TF_AddGradientsWithPrefix(g, (prefix + "/autodiff").c_str(), &y, 1, xs.data(), int(xs.size()), &dy,
+                                  status.get(), dx.data());
+        status.check("TF_AddGradients for layer '" + layer.name + "'");
+        for (size_t k = 0; k < xs.size(); ++k) {
+            if (!dx[k].oper) continue;
+            if (k < x_values.size())
+                partial[size_t(x_values[k])].push_back(dx[k]);
+            else
+                tensor_partial[size_t(x_tensors[k - x_values.size()])].push_back(dx[k]);
+        }
+    }
+    gradients.assign(ir_.tensors.size(), TF_Output{});
+    for (size_t t = 0; t < ir_.tensors.size(); ++t) {
+        if (!ir_.tensors[t].trainable) continue;
+        if (tensor_partial[t].empty())
+            throw hb::Error("TF_AddGradients: no gradient for '" + ir_.tensors[t].name + "'");
+        const std::string& layer = ir_.layers[size_t(ir_.tensors[t].layer)].name;
+        gradients[t] = sum("gradients/" + layer + "/sum_" + std::to_string(t), tensor_partial[t],
+                           layer);
+    }
+    if (settings_.input_gradient) {
+        if (partial[size_t(ir_.input)].empty())
+            throw hb::Error("TF_AddGradients: no gradient for the input batch");
+        input_gradient = sum("gradients/input/sum", partial[size_t(ir_.input)], "");
+    }
+}
+
+TF_Output TrainingGraph::sum(const std::string& name, const std::vector<TF_Output>& terms,
+                             const std::string& layer) {
+    if (terms.size() == 1) return terms[0];
+    return out(Op(graph_.get(), "AddN", name, layer)
+                   .inputs(terms)
+                   .attr("N", int64_t(terms.size()))
+                   .type("T", TF_FLOAT)
+                   .finish());
+}
+
 void TrainingGraph::build_layer(const hb::Layer& layer, int index) {
-    (void)index;
     TF_Graph* g = graph_.get();
     const std::string& n = layer.name;
     const TF_Output x = values_[size_t(layer.inputs[0])];
@@ -261,8 +267,14 @@ void TrainingGraph::build_layer(const hb::Layer& layer, int index) {
             break;
         }
         case HB_LAYER_ADD: {
+            // Each term through an Identity of this layer's own: the residual's main branch leads
+            // from one term to the other, and the sum's gradient with respect to the terms
+            // themselves would run through that branch too.
             std::vector<TF_Output> terms;
-            for (int v : layer.inputs) terms.push_back(values_[size_t(v)]);
+            for (size_t k = 0; k < layer.inputs.size(); ++k)
+                terms.push_back(unary("Identity", n + "/term_" + std::to_string(k),
+                                      values_[size_t(layer.inputs[k])], n));
+            inputs_[size_t(index)] = terms;
             y = out(Op(g, "AddN", n + "/add", n)
                         .inputs(terms)
                         .attr("N", int64_t(terms.size()))
@@ -455,7 +467,7 @@ void TrainingGraph::build_update(int tensor) {
                                    .input(momentum[size_t(tensor)].handle)
                                    .input(constant(name + "/lr", o.learning_rate))
                                    .input(constant(name + "/rho", o.alpha))
-                                   .input(constant(name + "/momentum", o.momentum))
+                                   .input(constant(name + "/momentum_factor", o.momentum))
                                    .input(constant(name + "/epsilon", o.eps))
                                    .input(grad)
                                    .control(after)

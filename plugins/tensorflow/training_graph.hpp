@@ -8,6 +8,7 @@
 #pragma once
 
 #include "hb/graph.hpp"
+#include "layouts.hpp"
 #include "options.hpp"
 #include "tf.hpp"
 
@@ -51,6 +52,9 @@ public:
 
 private:
     void build_layer(const hb::Layer& layer, int index);
+    void build_gradients();
+    TF_Output sum(const std::string& name, const std::vector<TF_Output>& terms,
+                  const std::string& layer);
     TF_Output conv2d(const hb::Layer& layer, TF_Output x);
     TF_Output batchnorm(const hb::Layer& layer, TF_Output x);
     void running_update(const hb::Layer& layer, int tensor, TF_Output batch_stat,
@@ -70,16 +74,11 @@ private:
     Settings settings_;
     GraphPtr graph_;
     std::vector<TF_Output> values_;  // per IR value
+    // Per IR layer, where it reads its inputs through nodes of its own (an add's terms); else
+    // empty: it reads the values themselves.
+    std::vector<std::vector<TF_Output>> inputs_;
     std::vector<TF_Output> losses_;
     std::map<std::string, int> layer_index_;
 };
-
-// A tensor's shape in TensorFlow's layout: convolution weights OIHW -> HWIO, others as they are.
-std::vector<int64_t> tensorflow_shape(const hb::Tensor& t);
-// Canonical <-> TensorFlow layouts for one tensor (conv weights) and for activations.
-void oihw_to_hwio(const hb::Tensor& t, const float* from, float* to);
-void hwio_to_oihw(const hb::Tensor& t, const float* from, float* to);
-void nchw_to_nhwc(const hb::Dims& d, const float* from, float* to);
-void nhwc_to_nchw(const hb::Dims& d, const float* from, float* to);
 
 }  // namespace tensorflow_plugin

@@ -75,9 +75,13 @@ Writer& Writer::varint(int field, uint64_t value) {
 }
 
 Writer& Writer::message(int field, const Writer& nested) {
+    return text(field, nested.bytes());
+}
+
+Writer& Writer::text(int field, std::string_view value) {
     raw_varint((uint64_t(field) << 3) | 2);
-    raw_varint(nested.bytes().size());
-    bytes_ += nested.bytes();
+    raw_varint(value.size());
+    bytes_ += value;
     return *this;
 }
 

@@ -17,6 +17,7 @@ class Writer {
 public:
     Writer& varint(int field, uint64_t value);
     Writer& message(int field, const Writer& nested);
+    Writer& text(int field, std::string_view value);
     const std::string& bytes() const { return bytes_; }
 
 private:

@@ -1,0 +1,197 @@
+// The tensorflow backend: its protobuf wire format, its timeline's rules and its layouts, here
+// without TensorFlow; then the plugin itself through the harness, on every check config's
+// tensorflow entries and with a profiled, traced run.
+#include "harness_process.hpp"
+#include "layouts.hpp"
+#include "results/record.hpp"
+#include "results/run_json.hpp"
+#include "timeline.hpp"
+#include "trace_check.hpp"
+#include "wire.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace wire = tensorflow_plugin::wire;
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+std::string hex(const std::string& bytes) {
+    std::string out;
+    const char* digits = "0123456789abcdef";
+    for (unsigned char c : bytes) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+TEST(TensorflowWire, TheSessionConfigIsConfigProtosFields) {
+    wire::SessionConfig c;
+    c.intra_op_threads = 2;
+    c.inter_op_threads = 1;
+    // intra_op_parallelism_threads (2) = 2, inter_op_parallelism_threads (5) = 1.
+    EXPECT_EQ(hex(wire::config_proto(c)), "10022801");
+    c.xla = true;
+    c.intra_op_threads = 300;  // a varint of two bytes
+    // ... graph_options (10) { optimizer_options (3) { global_jit_level (5) = ON_2 } }.
+    EXPECT_EQ(hex(wire::config_proto(c)), "10ac02280152041a022802");
+    // RunOptions.trace_level (1) = SOFTWARE_TRACE (1).
+    EXPECT_EQ(hex(wire::traced_run_options()), "0801");
+}
+
+TEST(TensorflowWire, StepStatsAreReadFromEveryDeviceWithNanosecondsPreferred) {
+    auto node = [](const std::string& name, const std::string& label, int64_t start_us,
+                   int64_t end_rel_us, int64_t start_ns, int64_t end_rel_ns) {
+        wire::Writer n;
+        n.text(1, name).varint(2, uint64_t(start_us)).varint(5, uint64_t(end_rel_us));
+        n.text(8, label).varint(10, 7).varint(6, 99);  // field 6 (memory) is skipped
+        if (start_ns) n.varint(13, uint64_t(start_ns)).varint(16, uint64_t(end_rel_ns));
+        return n;
+    };
+    wire::Writer cpu, other, stats, metadata;
+    cpu.text(1, "/job:localhost/replica:0/task:0/device:CPU:0")
+        .message(2, node("pre.conv/conv", "pre.conv/conv = Conv2D(x, w)", 1000, 30, 0, 0))
+        .message(2, node("gradients/pre.conv/conv_grad/Conv2DBackpropFilter",
+                         "gradients/pre.conv/conv_grad/Conv2DBackpropFilter = "
+                         "Conv2DBackpropFilter(a, b, c)",
+                         1040, 20, 1040123, 20456));
+    other.text(1, "other").message(2, node("_SOURCE", "_SOURCE = NoOp()", 999, 0, 0, 0));
+    stats.message(1, cpu).message(1, other);
+    metadata.message(1, stats).text(2, "cost graph, not read");
+    const std::vector<wire::NodeStats> nodes = wire::read_step_stats(metadata.bytes());
+    ASSERT_EQ(nodes.size(), 3u);
+    EXPECT_EQ(nodes[0].node_name, "pre.conv/conv");
+    EXPECT_EQ(nodes[0].thread_id, 7);
+    EXPECT_EQ(nodes[0].start_ns, 1000000);
+    EXPECT_EQ(nodes[0].end_ns, 1030000);
+    EXPECT_EQ(nodes[1].start_ns, 1040123);
+    EXPECT_EQ(nodes[1].end_ns, 1040123 + 20456);
+    EXPECT_EQ(nodes[2].device, "other");
+    EXPECT_EQ(wire::op_type_of_label(nodes[1].timeline_label), "Conv2DBackpropFilter");
+    EXPECT_EQ(wire::op_type_of_label("no type here"), "");
+}
+
+TEST(TensorflowWire, BytesThatAreNoMessageAreRefused) {
+    EXPECT_THROW(wire::read_fields(std::string("\x0a\x05" "ab", 4)), std::runtime_error);
+    EXPECT_THROW(wire::read_fields(std::string("\x08\xff", 2)), std::runtime_error);
+    EXPECT_THROW(wire::read_fields(std::string("\x0b", 1)), std::runtime_error);  // wire type 3
+    EXPECT_THROW(wire::read_fields(std::string("\x00\x01", 2)), std::runtime_error);
+    EXPECT_TRUE(wire::read_fields("").empty());
+}
+
+TEST(TensorflowTimeline, EachNodesPhaseComesFromItsPartOfTheGraphAndItsType) {
+    using tensorflow_plugin::classify;
+    EXPECT_EQ(classify("pre.conv/conv", "Conv2D", 0).phase, HB_PHASE_FORWARD);
+    EXPECT_EQ(classify("gradients/pre.conv/conv_grad/Conv2DBackpropInput", "Conv2DBackpropInput", 0)
+                  .phase,
+              HB_PHASE_BACKWARD_DATA);
+    EXPECT_EQ(classify("gradients/x/g", "Conv2DBackpropFilter", 0).phase,
+              HB_PHASE_BACKWARD_WEIGHTS);
+    EXPECT_EQ(classify("gradients/x/g", "BiasAddGrad", 0).phase, HB_PHASE_BACKWARD_WEIGHTS);
+    EXPECT_EQ(classify("gradients/x/g", "FusedBatchNormGradV3", 0).phase, HB_PHASE_BACKWARD);
+    EXPECT_EQ(classify("gradients/x/g", "ReluGrad", 3).phase, HB_PHASE_BACKWARD_DATA);
+    EXPECT_EQ(classify("gradients/OnesLike", "OnesLike", -1).phase, HB_PHASE_LOSS);
+    EXPECT_EQ(classify("update/pre.conv.weight", "ResourceApplyRMSProp", 0).phase,
+              HB_PHASE_UPDATE);
+    EXPECT_EQ(classify("loss/total", "AddN", -1).phase, HB_PHASE_LOSS);
+    EXPECT_EQ(classify("data/input", "ResourceGather", -1).phase, HB_PHASE_REORDER);
+    EXPECT_EQ(classify("_Retval", "_Retval", -1).phase, HB_PHASE_OTHER);
+    EXPECT_TRUE(classify("_SOURCE", "NoOp", -1).skip);
+    EXPECT_EQ(classify("x/y", "", 2).name, "x/y");
+    EXPECT_EQ(tensorflow_plugin::part_of("init/pre.conv.weight"), "setup");
+}
+
+TEST(TensorflowLayouts, WeightsAndActivationsGoToTensorflowsLayoutsAndBack) {
+    hb::Tensor w;
+    w.shape = {4, 3, 2, 5};  // O I H W
+    w.elements = 120;
+    EXPECT_EQ(tensorflow_plugin::tensorflow_shape(w), (std::vector<int64_t>{2, 5, 3, 4}));
+    std::vector<float> oihw(120), hwio(120), back(120);
+    std::iota(oihw.begin(), oihw.end(), 0.f);
+    tensorflow_plugin::oihw_to_hwio(w, oihw.data(), hwio.data());
+    // OIHW [o=1][i=2][h=1][w=3] is HWIO [h=1][w=3][i=2][o=1].
+    EXPECT_EQ(hwio[((1 * 5 + 3) * 3 + 2) * 4 + 1], oihw[((1 * 3 + 2) * 2 + 1) * 5 + 3]);
+    tensorflow_plugin::hwio_to_oihw(w, hwio.data(), back.data());
+    EXPECT_EQ(back, oihw);
+
+    const hb::Dims d{2, 3, 4, 5};
+    std::vector<float> nchw(120), nhwc(120);
+    std::iota(nchw.begin(), nchw.end(), 0.f);
+    tensorflow_plugin::nchw_to_nhwc(d, nchw.data(), nhwc.data());
+    EXPECT_EQ(nhwc[((1 * 4 + 2) * 5 + 3) * 3 + 1], nchw[((1 * 3 + 1) * 4 + 2) * 5 + 3]);
+    tensorflow_plugin::nhwc_to_nchw(d, nhwc.data(), back.data());
+    EXPECT_EQ(back, nchw);
+
+    hb::Tensor gamma;
+    gamma.shape = {7};
+    gamma.elements = 7;
+    EXPECT_EQ(tensorflow_plugin::tensorflow_shape(gamma), (std::vector<int64_t>{7}));
+}
+
+bool plugin_built() {
+    return std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_tensorflow.so");
+}
+
+// Every tensorflow entry of every check config passes harness check.
+class TensorflowConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TensorflowConformance, EveryTensorflowEntryPasses) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    const std::string config = std::string(HB_SOURCE_DIR) + "/configs/" + GetParam() + ".yaml";
+    std::ifstream in(config);
+    std::string line, backends;
+    while (std::getline(in, line))
+        if (line.rfind("  - name: tensorflow", 0) == 0)
+            backends += (backends.empty() ? "" : ",") + line.substr(10);
+    ASSERT_FALSE(backends.empty()) << config;
+    TempDir dir;
+    auto r = run_harness("check " + config + " --backends " + backends,
+                         "cd " + dir.path().string() + " &&");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("MISMATCH"), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(CheckConfigs, TensorflowConformance,
+                         ::testing::Values("check", "check-tiny", "check-momentum",
+                                           "check-tensorflow", "check-ties"),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                             std::string name = p.param;
+                             for (char& c : name)
+                                 if (c == '-') c = '_';
+                             return name;
+                         });
+
+// A profiled run: the trace is valid, and the executed nodes are counted under the IR's
+// operation kinds, convolutions split into forward, backward-data and backward-weights.
+TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    TempDir dir;
+    const std::string csv = dir / "p.csv", traces = dir / "traces";
+    auto r = run_harness("run " + std::string(HB_SOURCE_DIR) +
+                         "/configs/check-tiny.yaml --backends tensorflow --warmup 1 "
+                         "--iterations 2 --profile-steps 2 --output " +
+                         csv + " --trace " + traces);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream sidecar(dir / "p.json");
+    const nlohmann::json j = nlohmann::json::parse(sidecar);
+    const auto run = harness::results::backend_run_from_json(j["runs"][0]);
+    ASSERT_TRUE(run.profile);
+    for (const char* kind : {"convolution forward", "convolution backward-data",
+                             "convolution backward-weights", "batch norm", "optimizer"})
+        EXPECT_GT(run.profile->kinds_ms.count(kind), 0u) << kind;
+    std::ifstream trace_file(std::filesystem::path(traces) / "check-tiny.tensorflow.json");
+    const nlohmann::json trace = nlohmann::json::parse(trace_file);
+    EXPECT_EQ(harness::testing::trace_problems(trace), std::vector<std::string>{});
+}
+
+}  // namespace
