@@ -137,14 +137,18 @@ TEST(Sha256, PaddingBoundaries) {
 
 TEST(ShippedConfigs, CpuAblation) {
     const hc::RunConfig c = load_ablation("cpu-ablation", 2);
-    ASSERT_EQ(c.backends.size(), 8u);
+    ASSERT_EQ(c.backends.size(), 13u);
     expect_backend(c.backends[0], "onednn", "onednn", "cpu");
     expect_backend(c.backends[5], "libtorch-cpu", "libtorch", "cpu");
+    expect_backend(c.backends[8], "tensorflow", "tensorflow", "cpu");
     EXPECT_EQ(c.backends[3].placement, HB_PLACEMENT_HOST);
     EXPECT_EQ(c.backends[7].placement, HB_PLACEMENT_HOST);
+    EXPECT_EQ(c.backends[10].placement, HB_PLACEMENT_HOST);
+    EXPECT_EQ(c.backends[12].environment.at("TF_ENABLE_ONEDNN_OPTS"), "1");
     const std::vector<std::string> expected = {
         "", "fuse_batchnorm_relu", "native_pooling", "placement", "layout",
-        "", "channels_last",       "placement"};
+        "", "channels_last",       "placement",      "",          "batchnorm",
+        "placement", "xla", "onednn"};
     EXPECT_EQ(ablation_changes(c), expected);
     for (const hc::BackendEntry& b : c.backends) {
         EXPECT_EQ(b.device, "cpu") << b.name;
@@ -180,7 +184,9 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.warmup, 3);
     EXPECT_EQ(c.iterations, 20);
     EXPECT_EQ(c.timeout_s, 1800);
-    ASSERT_EQ(c.backends.size(), 11u);
+    ASSERT_EQ(c.backends.size(), 13u);
+    expect_backend(c.backends[11], "tensorflow", "tensorflow", "cpu");
+    expect_backend(c.backends[12], "tensorflow-onednn", "tensorflow", "cpu");
     expect_backend(c.backends[0], "onednn", "onednn", "cpu");
     expect_backend(c.backends[1], "libtorch-cpu", "libtorch", "cpu");
     expect_backend(c.backends[2], "libtorch-cuda", "libtorch", "cuda:0");
@@ -209,7 +215,8 @@ TEST(ShippedConfigs, Check) {
     const hc::RunConfig c = hc::load_config(shipped("check.yaml"));
     EXPECT_EQ(c.model.stacks, 2);
     EXPECT_EQ(c.model.features, 32);
-    ASSERT_EQ(c.backends.size(), 10u);
+    ASSERT_EQ(c.backends.size(), 13u);
+    expect_backend(c.backends[10], "tensorflow", "tensorflow", "cpu");
     expect_backend(c.backends[0], "reference", "reference", "cpu");
     expect_backend(c.backends[4], "onednn-debian", "onednn_debian", "cpu");
     expect_backend(c.backends[5], "libtorch-cpu-debian", "libtorch_debian", "cpu");
@@ -223,7 +230,8 @@ TEST(ShippedConfigs, Hourglass2) {
     EXPECT_EQ(c.name, "hourglass2");
     expect_seed_model(c.model, 2);
     expect_rmsprop_torch(c.optimizer);
-    ASSERT_EQ(c.backends.size(), 7u);
+    ASSERT_EQ(c.backends.size(), 9u);
+    expect_backend(c.backends[7], "tensorflow", "tensorflow", "cpu");
     expect_backend(c.backends[0], "reference", "reference", "cpu");
     expect_backend(c.backends[1], "onednn", "onednn", "cpu");
     expect_backend(c.backends[2], "libtorch-cpu", "libtorch", "cpu");
