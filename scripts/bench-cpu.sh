@@ -7,7 +7,9 @@
 #     `onednn` and `libtorch-cpu` backends on today's libraries and on Debian's (`onednn-debian`,
 #     `libtorch-cpu-debian`), then PyTorch itself as a peer, eager and under torch.compile
 #     (scripts/pytorch-peer.py on the run's --dump, its first loss checked against libtorch-cpu's);
-#     and `onednn` and `onednn-debian` on configs/hourglass8.yaml.
+#     `tensorflow` (TensorFlow's own kernels) and TensorFlow itself as its peer, a TF1 graph in a
+#     tf.compat.v1.Session and a TF2 tf.function (scripts/tensorflow-peer.py, its first loss
+#     checked against the plugin's); and `onednn` and `onednn-debian` on configs/hourglass8.yaml.
 # A shared machine drifts by several percent over minutes, so every figure is paired with the
 # measurements taken next to it (the attainable rate of the same round, the other backends of the
 # same run) and the summary gives the median over the rounds of those ratios.
@@ -20,6 +22,7 @@
 #     layer configuration timed alone, and the sum of the parts against the whole step.
 # Writes OUT_DIR/check.txt, OUT_DIR/attainable.csv, OUT_DIR/hourglass{2,8}-round<N>.csv (with
 # their JSON sidecars: every sample, the manifests), OUT_DIR/pytorch-{eager,compile}-round<N>.json,
+# OUT_DIR/tensorflow-{tf1,tf2}-round<N>.json,
 # OUT_DIR/layers-hourglass2.{txt,csv,json} and OUT_DIR/summary.md. Exits 1 when the check did not
 # pass.
 set -euo pipefail
@@ -62,14 +65,15 @@ not_slower() { awk -v r="$1" -v f="$2" -v text="$3" 'BEGIN { print (r <= 1 + f +
 # The median of column COLUMN (1-based, counted as in the summary's table) over the rows.
 column_median() { printf '%s\n' "${rows[@]}" | awk -F'|' -v c="$1" '{ v = $(c + 1); gsub(/[ x%]/, "", v); print v }' | median; }
 
-cpu_backends=onednn,libtorch-cpu,onednn-debian,libtorch-cpu-debian
+cpu_backends=onednn,libtorch-cpu,onednn-debian,libtorch-cpu-debian,tensorflow
 echo "== conformance: $cpu_backends against the reference"
 check_status=0
 "$harness" check configs/check.yaml --backends "$cpu_backends" >"$out/check.txt" || check_status=$?
 cat "$out/check.txt"
 
 # This script's own outputs of an earlier run would mix with this run's in the charts.
-rm -f "$out"/hourglass*-round*.csv "$out"/hourglass*-round*.json "$out"/pytorch-*-round*.json
+rm -f "$out"/hourglass*-round*.csv "$out"/hourglass*-round*.json "$out"/pytorch-*-round*.json \
+  "$out"/tensorflow-*-round*.json
 dump=$(mktemp -d)
 trap 'rm -rf "$dump"' EXIT
 dump_once=(--dump "$dump/hourglass2")  # the first round's run writes the peers' problem
@@ -93,6 +97,14 @@ for round in $(seq 1 "$rounds"); do
     peers+=("$(sed -n 's/^ "median_ms": \([0-9.]*\),$/\1/p' "$out/pytorch-$mode-round$round.json" |
       awk '{ printf "%.2f", $1 }')")
   done
+  for style in tf1 tf2; do
+    echo "== round $round: hourglass2, TensorFlow $style"
+    "$python" scripts/tensorflow-peer.py "$dump/hourglass2" --style "$style" --threads "$threads" \
+      --onednn off --warmup 2 --iterations 10 \
+      --expect-loss "$(report_cell "$small" tensorflow 12)" --json "$out/tensorflow-$style-round$round.json"
+    peers+=("$(sed -n 's/^ "median_ms": \([0-9.]*\),$/\1/p' "$out/tensorflow-$style-round$round.json" |
+      awk '{ printf "%.2f", $1 }')")
+  done
   echo "== round $round: hourglass8, onednn and onednn-debian"
   "$harness" run configs/hourglass8.yaml --backends onednn,onednn-debian --warmup 2 --iterations 6 \
     --output "$out/hourglass8-round$round.csv"
@@ -101,7 +113,9 @@ for round in $(seq 1 "$rounds"); do
   l8=$(report_cell "$large" onednn 7) d8=$(report_cell "$large" onednn-debian 7)
   o2=$(report_cell "$small" onednn 7) d2=$(report_cell "$small" onednn-debian 7)
   t2=$(report_cell "$small" libtorch-cpu 7) u2=$(report_cell "$small" libtorch-cpu-debian 7)
-  rows+=("| $round | $peak | $l8 | $(report_cell "$large" onednn 14)% | $d8 | $(ratio "$d8" "$l8")x | $o2 | $d2 | $(ratio "$d2" "$o2")x | $t2 | $u2 | $(ratio "$u2" "$t2")x | $(ratio "$t2" "$o2")x | ${peers[0]} | ${peers[1]} | $(ratio "$t2" "${peers[0]}")x | $(ratio "${peers[1]}" "${peers[0]}")x | $(ratio "${peers[0]}" "$o2")x |")
+  f2=$(report_cell "$small" tensorflow 7)
+  faster_tf=$(awk -v a="${peers[2]}" -v b="${peers[3]}" 'BEGIN { print (a < b ? a : b) }')
+  rows+=("| $round | $peak | $l8 | $(report_cell "$large" onednn 14)% | $d8 | $(ratio "$d8" "$l8")x | $o2 | $d2 | $(ratio "$d2" "$o2")x | $t2 | $u2 | $(ratio "$u2" "$t2")x | $(ratio "$t2" "$o2")x | ${peers[0]} | ${peers[1]} | $(ratio "$t2" "${peers[0]}")x | $(ratio "${peers[1]}" "${peers[0]}")x | $(ratio "${peers[0]}" "$o2")x | $f2 | ${peers[2]} | ${peers[3]} | $(ratio "$f2" "$faster_tf")x | $(ratio "$f2" "$t2")x |")
 done
 {
   echo "what,round,threads,gflops,cpu,command"
@@ -130,9 +144,10 @@ torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/nul
   echo "- eager PyTorch / \`onednn\` on hourglass2: **$(column_median 18)x**, $(meets "$(column_median 18)" 1.5 "at least 1.5x")"
   echo "- \`onednn\` on hourglass8: **$(column_median 4)%** of the attainable rate, $(meets "$(column_median 4)" 80 "at least 80%")"
   echo "- \`libtorch-cpu\` / eager PyTorch: **$(column_median 16)x**, $(not_slower "$(column_median 16)" 0.05 "at most 5% slower: the LibTorch baseline is as fast as PyTorch used as its users use it")"
+  echo "- \`tensorflow\` / the faster of TensorFlow's TF1 and TF2 styles: **$(column_median 22)x**, $(not_slower "$(column_median 22)" 0.05 "at most 5% slower: the TensorFlow baseline is as fast as TensorFlow used as its users use it")"
   echo
-  echo "| round | attainable GFLOP/s | hg8 onednn ms | of attainable | hg8 onednn-debian ms | debian / onednn | hg2 onednn ms | onednn-debian ms | debian / onednn | libtorch-cpu ms | libtorch-cpu-debian ms | debian / libtorch | libtorch / onednn | PyTorch eager ms | torch.compile ms | libtorch / eager | compile / eager | eager / onednn |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| round | attainable GFLOP/s | hg8 onednn ms | of attainable | hg8 onednn-debian ms | debian / onednn | hg2 onednn ms | onednn-debian ms | debian / onednn | libtorch-cpu ms | libtorch-cpu-debian ms | debian / libtorch | libtorch / onednn | PyTorch eager ms | torch.compile ms | libtorch / eager | compile / eager | eager / onednn | tensorflow ms | TF1 peer ms | TF2 peer ms | tensorflow / faster peer | tensorflow / libtorch |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Attainable rate: \`$build/onednn_peak conv $threads\`. Per-round CSVs and JSON sidecars beside"

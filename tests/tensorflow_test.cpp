@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -192,6 +193,33 @@ TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
     std::ifstream trace_file(std::filesystem::path(traces) / "check-tiny.tensorflow.json");
     const nlohmann::json trace = nlohmann::json::parse(trace_file);
     EXPECT_EQ(harness::testing::trace_problems(trace), std::vector<std::string>{});
+}
+
+// An option TensorFlow would ignore fails its entry with the reason, and the run goes on.
+TEST(TensorflowOptions, WhatTensorflowWouldIgnoreFailsTheEntryNamingTheFix) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    TempDir dir;
+    const std::string csv = dir / "r.csv";
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) +
+                         "/tensorflow_refusals.yaml --output " + csv);
+    EXPECT_EQ(r.exit_code, 4) << r.output;  // no backend ran
+    std::ifstream sidecar(dir / "r.json");
+    const nlohmann::json j = nlohmann::json::parse(sidecar);
+    std::map<std::string, std::string> messages;
+    for (const auto& run : j["runs"]) {
+        EXPECT_EQ(run["status"], "failed") << run.dump();
+        messages[run["backend"]] = run.value("message", "");
+    }
+    EXPECT_NE(messages["onednn-asked-not-loaded"].find(
+                  "ran no oneDNN kernel (TF_ENABLE_ONEDNN_OPTS was '0'"),
+              std::string::npos)
+        << messages["onednn-asked-not-loaded"];
+    EXPECT_NE(messages["onednn-loaded-not-asked"].find("TF_ENABLE_ONEDNN_OPTS: \"0\""),
+              std::string::npos)
+        << messages["onednn-loaded-not-asked"];
+    EXPECT_NE(messages["nchw"].find("NHWC only"), std::string::npos) << messages["nchw"];
+    EXPECT_NE(messages["typo"].find("unknown option 'batchnrom'"), std::string::npos)
+        << messages["typo"];
 }
 
 }  // namespace
