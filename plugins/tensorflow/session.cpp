@@ -248,8 +248,8 @@ void TensorflowSession::inspect() {
     if (settings_.onednn && *settings_.onednn && onednn_kernels_ == 0)
         throw hb::Error(
             "option 'onednn': true, but TensorFlow ran no oneDNN kernel (TF_ENABLE_ONEDNN_OPTS was "
-            "'" + onednn_environment() + "' when it loaded): set it in the entry's environment, "
-            "environment: {TF_ENABLE_ONEDNN_OPTS: \"1\"}",
+            "'" + onednn_environment() + "' when it loaded): set environment: "
+            "{TF_ENABLE_ONEDNN_OPTS: \"1\"} in the entry",
             HB_UNSUPPORTED);
     if (settings_.onednn && !*settings_.onednn && onednn_kernels_ > 0)
         throw hb::Error(
