@@ -8,6 +8,7 @@
 #include "run/provenance.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -270,6 +271,34 @@ TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
                   "configure said: not built: deliberately, for the test"),
               std::string::npos)
         << by_backend["skipped_at_configure"]["message"];
+}
+
+TEST(HarnessRun, WhatPluginsWriteToStderrIsKeptInTheirRowsNotOnTheConsole) {
+    TempDir dir;
+    const std::string csv = dir / "log.csv";
+    auto r = run_harness(
+        "run " + std::string(HB_TEST_DATA_DIR) + "/fakes_log.yaml --output " + csv, kFakeEnv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;  // `crashes` crashed
+
+    std::ifstream in(dir / "log.json");
+    const auto sidecar = nlohmann::json::parse(in);
+    std::map<std::string, nlohmann::json> rows;
+    for (const auto& row : sidecar["runs"]) rows[row["backend"].get<std::string>()] = row;
+    ASSERT_EQ(rows.size(), 3u) << r.output;
+    EXPECT_FALSE(rows["good"].contains("log"));
+    EXPECT_EQ(rows["chatty"]["status"], "ok");
+    EXPECT_EQ(rows["chatty"]["log"].get<std::string>().rfind("fake: log line 1\n", 0), 0u);
+    EXPECT_NE(rows["chatty"]["log"].get<std::string>().find("fake: log line 15\n"),
+              std::string::npos);
+    EXPECT_EQ(rows["crashes"]["status"], "crashed");
+    EXPECT_EQ(rows["crashes"]["log"], "fake: last words before the crash\n");
+
+    // A working backend's lines are counted, a failed one's shown.
+    EXPECT_EQ(r.output.find("fake: log line"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("the libraries wrote 15 lines to stderr, kept in the JSON row's"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("  fake: last words before the crash"), std::string::npos) << r.output;
 }
 
 TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {

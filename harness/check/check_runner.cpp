@@ -5,6 +5,8 @@
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
 #include "run/child_process.hpp"
+#include "run/library_output.hpp"
+#include "run/runner.hpp"
 #include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
 
@@ -80,7 +82,11 @@ results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob 
     job.result_path = (dir / "result.json").string();
     job.capture = run::Capture{dir.string(), perturb_bits};
     fs::create_directories(dir);
-    return run::launch_worker(config, job, run::timeout_of(config, run::entry_for(config, job)));
+    results::BackendRun run =
+        run::launch_worker(config, job, run::timeout_of(config, run::entry_for(config, job)));
+    if (run::is_failure(run.status))
+        std::fputs(run::log_tail_for_console(run.log, run::kFailureLogLines, "  ").c_str(), stderr);
+    return run;
 }
 
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request) {

@@ -104,6 +104,7 @@ struct BackendRun {
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
     uint64_t peak_memory_bytes = 0;
     std::string manifest_json;            // "{}" when none
+    std::string log;  // what the worker's libraries wrote to stderr (its tail; "" when nothing)
     std::optional<Profile> profile;       // when profiling was asked for
     std::optional<ParallelRun> parallel;  // a data-parallel run
 

@@ -180,6 +180,7 @@ json to_json(const BackendRun& r) {
               {"loss_agreement_detail", r.loss_agreement_detail}};
     if (r.profile) j["profile"] = profile_json(*r.profile);
     if (r.parallel) j["parallel"] = parallel_json(*r.parallel);
+    if (!r.log.empty()) j["log"] = r.log;
     return j;
 }
 
@@ -224,6 +225,7 @@ BackendRun backend_run_from_json(const json& j) {
     // Added with schema_version 1 kept: files from before have neither.
     r.loss_agreement = j.value("loss_agreement", std::string());
     r.loss_agreement_detail = j.value("loss_agreement_detail", std::string());
+    r.log = j.value("log", std::string());
     return r;
 }
 

@@ -1,5 +1,7 @@
 #include "run/progress.hpp"
 
+#include "run/library_output.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,7 +16,7 @@ Progress::Progress(std::string backend, int warmup, int iterations)
     : backend_(std::move(backend)),
       warmup_(warmup),
       iterations_(iterations),
-      enabled_(isatty(STDERR_FILENO) != 0),
+      enabled_(isatty(fileno(console())) != 0),
       start_(std::chrono::steady_clock::now()),
       last_print_(start_ - kRefresh) {}
 
@@ -25,18 +27,18 @@ void Progress::step(int done) {
     last_print_ = now;
     double elapsed = std::chrono::duration<double>(now - start_).count();
     if (done <= warmup_)
-        std::fprintf(stderr, "\r\033[K%s: warm-up step %d/%d, %.1f s", backend_.c_str(), done,
+        std::fprintf(console(), "\r\033[K%s: warm-up step %d/%d, %.1f s", backend_.c_str(), done,
                      warmup_, elapsed);
     else
-        std::fprintf(stderr, "\r\033[K%s: step %d/%d, %.1f s", backend_.c_str(), done - warmup_,
+        std::fprintf(console(), "\r\033[K%s: step %d/%d, %.1f s", backend_.c_str(), done - warmup_,
                      iterations_, elapsed);
-    std::fflush(stderr);
+    std::fflush(console());
 }
 
 void Progress::done() {
     if (!enabled_) return;
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
+    std::fprintf(console(), "\r\033[K");
+    std::fflush(console());
 }
 
 }  // namespace harness::run

@@ -1,4 +1,4 @@
-// Step progress on stderr ("onednn: step 12/23 (timed 9/20), 14.2 s"), only when stderr is a
+// Step progress on the console ("onednn: step 12/23 (timed 9/20), 14.2 s"), only when it is a
 // terminal, so that logs and CI output stay clean.
 #pragma once
 

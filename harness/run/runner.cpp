@@ -4,6 +4,7 @@
 #include "results/reporter.hpp"
 #include "results/scaling.hpp"
 #include "run/child_process.hpp"
+#include "run/library_output.hpp"
 #include "run/provenance.hpp"
 #include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
@@ -93,6 +94,13 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
         if (request.announce)
             std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),
                          run.message.empty() ? "" : ": ", run.message.c_str());
+        // A failure's reason may be in what the libraries wrote; otherwise a count is enough.
+        if (request.announce)
+            std::fputs(
+                log_tail_for_console(run.log, is_failure(run.status) ? kFailureLogLines : 0,
+                                     "      ")
+                    .c_str(),
+                stderr);
         outcome.runs.push_back(std::move(run));
         results::fill_scaling_efficiency(outcome.runs);
         if (request.on_runs) request.on_runs(outcome.runs);

@@ -11,6 +11,7 @@
 #include "run/layer_timing.hpp"
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
+#include "run/library_output.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 #include "run/training.hpp"
@@ -243,6 +244,7 @@ int worker_main(const WorkerJob& job) {
     if (!job.capture) install_stop_handler();
     results::BackendRun run;
     try {
+        const LibraryOutput output(log_path_of(job.result_path));
         run = run_job(job);
     } catch (const std::exception& e) {
         run.status = results::Status::failed;
@@ -255,7 +257,7 @@ int worker_main(const WorkerJob& job) {
         const std::string json = results::json_text(results::to_json(run));
         results::write_file_atomically(rank_result_path(job.result_path, rank), json);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "harness worker: %s\n", e.what());
+        std::fprintf(console(), "harness worker: %s\n", e.what());
         return kExitOutputFailed;
     }
     if (job.ranks > 1 && is_failure(run.status)) {

@@ -3,6 +3,7 @@
 #include "model/hourglass.hpp"
 #include "results/run_json.hpp"
 #include "run/child_process.hpp"
+#include "run/library_output.hpp"
 #include "run/runner.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -45,10 +47,8 @@ std::optional<results::BackendRun> rank_failure(const WorkerJob& job) {
     return std::nullopt;
 }
 
-}  // namespace
-
-results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
-                                  double timeout_s) {
+results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& job,
+                               double timeout_s) {
     // The row of a worker that wrote none.
     auto unfinished = [&] {
         results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
@@ -105,6 +105,18 @@ results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJ
         run.status = results::Status::failed;
         run.message = fmt::format("worker exited with code {} without a result", exit.exit_code);
     }
+    return run;
+}
+
+}  // namespace
+
+results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
+                                  double timeout_s) {
+    results::BackendRun run = run_worker(config, job, timeout_s);
+    const std::string log = log_path_of(job.result_path);
+    run.log = read_log(log);
+    std::error_code ignored;
+    std::filesystem::remove(log, ignored);
     return run;
 }
 

@@ -1,7 +1,8 @@
 // Test fixtures: plugins that misbehave in one precise way each (selected by a FAKE_* macro), so
 // the loader and the runner can be shown to report them without losing the other backends.
 // `good` trains nothing: its "loss" only decreases so that a run has something to record;
-// `other_loss` does the same from another first loss, as a backend that computed another step.
+// `other_loss` does the same from another first loss, as a backend that computed another step;
+// `chatty` is `good` writing log lines to stderr.
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 
@@ -12,6 +13,7 @@ static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 2,
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <thread>
@@ -20,12 +22,19 @@ namespace {
 
 class FakeSession : public hb::Session {
 public:
+#if defined(FAKE_chatty)
+    // A library that logs as it starts, as TensorFlow does.
+    FakeSession() {
+        for (int i = 1; i <= 15; ++i) std::fprintf(stderr, "fake: log line %d\n", i);
+    }
+#endif
     void load_state(const float* const*) override {}
     void set_batches(int32_t, const float* const*, const float* const*) override {}
     hb::StepResult step(int32_t) override {
 #if defined(FAKE_throws)
         throw std::runtime_error("deliberate failure in step");
 #elif defined(FAKE_crashes)
+        std::fputs("fake: last words before the crash\n", stderr);
         std::raise(SIGSEGV);
 #elif defined(FAKE_hangs)
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
