@@ -171,6 +171,7 @@ inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
     EXPECT_EQ(a.manifest_json, b.manifest_json);
     EXPECT_EQ(a.loss_agreement, b.loss_agreement);
     EXPECT_EQ(a.loss_agreement_detail, b.loss_agreement_detail);
+    EXPECT_EQ(a.log, b.log);
     const hr::Stats& s = a.stats;
     const hr::Stats& t = b.stats;
     for (auto [x, y] : {std::pair{s.median_ms, t.median_ms},

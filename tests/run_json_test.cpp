@@ -16,6 +16,7 @@ TEST(RunJson, BackendRunRoundTripsThroughText) {
     r.losses = {-kInf, 0.1, 1e-300, kNaN};
     r.samples_ms.push_back(kInf);
     r.stats.cv = kNaN;
+    r.log = "I0000 a library's line\n";
 
     const nlohmann::json j = hr::to_json(r);
     EXPECT_TRUE(j.at("manifest").is_object());
@@ -23,6 +24,9 @@ TEST(RunJson, BackendRunRoundTripsThroughText) {
     EXPECT_EQ(j.at("status"), "mismatch");
     const hr::BackendRun back = hr::backend_run_from_json(nlohmann::json::parse(j.dump()));
     expect_same(r, back);
+
+    r.log.clear();  // a row whose libraries wrote nothing has no "log"
+    EXPECT_FALSE(hr::to_json(r).contains("log"));
 }
 
 // A plugin's message may hold bytes that are not UTF-8: every JSON output stays valid.
