@@ -1,0 +1,34 @@
+# Drawn by `harness report --charts`; redraw with: gnuplot cpu-ablation-samples.gp
+set terminal svg size 900,500 dynamic noenhanced font "sans,12" background rgb "white"
+set output "cpu-ablation-samples.svg"
+set title "cpu-ablation: every timed step"
+set grid
+set xlabel "timed step"
+set ylabel "ms"
+set key outside right top
+plot "cpu-ablation-samples.dat" index 0 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #1", \
+     "" index 1 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-unfused (cpu, fp32) #1", \
+     "" index 2 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-pooling-primitives (cpu, fp32) #1", \
+     "" index 3 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-host (cpu, fp32) #1", \
+     "" index 4 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-plain (cpu, fp32) #1", \
+     "" index 5 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #1", \
+     "" index 6 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-channels-last (cpu, fp32) #1", \
+     "" index 7 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-host (cpu, fp32) #1", \
+     "" index 8 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow (cpu, fp32) #1", \
+     "" index 9 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-unfused (cpu, fp32) #1", \
+     "" index 10 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-host (cpu, fp32) #1", \
+     "" index 11 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #1", \
+     "" index 12 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #1", \
+     "" index 13 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #2", \
+     "" index 14 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-unfused (cpu, fp32) #2", \
+     "" index 15 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-pooling-primitives (cpu, fp32) #2", \
+     "" index 16 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-host (cpu, fp32) #2", \
+     "" index 17 using 1:2 with linespoints pt 7 ps 0.5 title "onednn-plain (cpu, fp32) #2", \
+     "" index 18 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #2", \
+     "" index 19 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-channels-last (cpu, fp32) #2", \
+     "" index 20 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu-host (cpu, fp32) #2", \
+     "" index 21 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow (cpu, fp32) #2", \
+     "" index 22 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-unfused (cpu, fp32) #2", \
+     "" index 23 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-host (cpu, fp32) #2", \
+     "" index 24 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #2", \
+     "" index 25 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #2"
