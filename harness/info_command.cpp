@@ -32,6 +32,7 @@ nlohmann::json describe(const config::RunConfig& config, const model::Graph& gra
           {"input_size", m.input_size},
           {"batch", m.batch},
           {"conv_bias", m.conv_bias},
+          {"bn_scale", m.bn_scale},
           {"loss", m.loss == model::LossReduction::sum ? "sum" : "mean"}}},
         {"layers", graph.layers.size()},
         {"layer_kinds", kinds},

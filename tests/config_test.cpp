@@ -55,6 +55,7 @@ void expect_seed_model(const harness::model::HourglassSpec& m, int stacks) {
     EXPECT_EQ(m.input_size, 256);
     EXPECT_EQ(m.batch, 6);
     EXPECT_TRUE(m.conv_bias);
+    EXPECT_TRUE(m.bn_scale);
     EXPECT_FLOAT_EQ(m.bn_momentum, 0.1f);
     EXPECT_FLOAT_EQ(m.bn_eps, 1e-5f);
     EXPECT_EQ(m.loss, harness::model::LossReduction::sum);
@@ -326,6 +327,7 @@ TEST(LoadConfig, EveryKeySet) {
     EXPECT_EQ(c.model.input_size, 64);
     EXPECT_EQ(c.model.batch, 4);
     EXPECT_FALSE(c.model.conv_bias);
+    EXPECT_FALSE(c.model.bn_scale);
     EXPECT_FLOAT_EQ(c.model.bn_momentum, 0.2f);
     EXPECT_FLOAT_EQ(c.model.bn_eps, 1e-3f);
     EXPECT_EQ(c.model.loss, harness::model::LossReduction::mean);
@@ -358,14 +360,14 @@ TEST(LoadConfig, EveryKeySet) {
                                                              {"OMP_PROC_BIND", "false"}};
     EXPECT_EQ(c.backends[0].environment, environment);
     EXPECT_TRUE(c.backends[1].environment.empty());
-    EXPECT_EQ(c.backends[0].line, 32);
+    EXPECT_EQ(c.backends[0].line, 33);
     EXPECT_EQ(c.backends[0].placement, HB_PLACEMENT_HOST);  // data.placement
     expect_backend(c.backends[1], "libtorch", "libtorch", "cuda:1");
     EXPECT_EQ(c.backends[1].placement, HB_PLACEMENT_DEVICE);  // its own
     EXPECT_EQ(c.backends[1].warmup, 0);
     EXPECT_EQ(c.backends[1].iterations, 7);
     EXPECT_EQ(c.backends[1].timeout_s, 30);
-    EXPECT_EQ(c.backends[1].line, 44);
+    EXPECT_EQ(c.backends[1].line, 45);
 }
 
 TEST(LoadConfig, ToString) {

@@ -339,6 +339,23 @@ TEST(Hourglass, ConvBiasOff) {
     EXPECT_EQ(without.tensors[1].name, "pre.bn.weight");
 }
 
+// The seed's TensorFlow model: batch norm with a shift (beta) and no scale (gamma).
+TEST(Hourglass, BatchNormScaleOff) {
+    HourglassSpec spec = spec_with_stacks(2);
+    spec.bn_scale = false;
+    const Graph without = build_hourglass(spec);
+    const Graph with = build_hourglass(spec_with_stacks(2));
+    int64_t bn_channels = 0;
+    for (const auto& l : with.layers)
+        if (l.kind == LayerKind::batchnorm) bn_channels += with.tensors[size_t(l.bias)].elements();
+    EXPECT_GT(bn_channels, 0);
+    EXPECT_EQ(with.parameter_count() - without.parameter_count(), bn_channels);
+    EXPECT_EQ(without.layer("pre.bn").weight, -1);
+    EXPECT_GE(without.layer("pre.bn").bias, 0);
+    EXPECT_GE(without.layer("pre.bn").running_var, 0);
+    for (const auto& t : without.tensors) EXPECT_NE(t.name, "pre.bn.weight");
+}
+
 TEST(Hourglass, ActivationBytesCountEveryValue) {
     HourglassSpec spec;
     spec.stacks = 1;

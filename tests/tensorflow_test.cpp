@@ -100,6 +100,13 @@ TEST(TensorflowTimeline, EachNodesPhaseComesFromItsPartOfTheGraphAndItsType) {
               HB_PHASE_BACKWARD_WEIGHTS);
     EXPECT_EQ(classify("gradients/x/g", "BiasAddGrad", 0).phase, HB_PHASE_BACKWARD_WEIGHTS);
     EXPECT_EQ(classify("gradients/x/g", "FusedBatchNormGradV3", 0).phase, HB_PHASE_BACKWARD);
+    // oneDNN's kernels, under their prefixes, with the bias gradient fused into the filter's.
+    EXPECT_EQ(classify("gradients/x/g", "_MklNativeConv2DBackpropFilterWithBias", 0).phase,
+              HB_PHASE_BACKWARD_WEIGHTS);
+    EXPECT_EQ(classify("gradients/x/g", "_MklConv2DBackpropInput", 0).phase,
+              HB_PHASE_BACKWARD_DATA);
+    EXPECT_EQ(classify("gradients/x/g", "_MklNativeFusedBatchNormGradV3", 0).phase,
+              HB_PHASE_BACKWARD);
     EXPECT_EQ(classify("gradients/x/g", "ReluGrad", 3).phase, HB_PHASE_BACKWARD_DATA);
     EXPECT_EQ(classify("gradients/OnesLike", "OnesLike", -1).phase, HB_PHASE_LOSS);
     EXPECT_EQ(classify("update/pre.conv.weight", "ResourceApplyRMSProp", 0).phase,
@@ -164,7 +171,7 @@ TEST_P(TensorflowConformance, EveryTensorflowEntryPasses) {
 
 INSTANTIATE_TEST_SUITE_P(CheckConfigs, TensorflowConformance,
                          ::testing::Values("check", "check-tiny", "check-momentum",
-                                           "check-tensorflow", "check-ties"),
+                                           "check-tensorflow", "check-ties", "check-seed"),
                          [](const ::testing::TestParamInfo<std::string>& p) {
                              std::string name = p.param;
                              for (char& c : name)
@@ -220,6 +227,8 @@ TEST(TensorflowOptions, WhatTensorflowWouldIgnoreFailsTheEntryNamingTheFix) {
     EXPECT_NE(messages["nchw"].find("NHWC only"), std::string::npos) << messages["nchw"];
     EXPECT_NE(messages["typo"].find("unknown option 'batchnrom'"), std::string::npos)
         << messages["typo"];
+    EXPECT_NE(messages["float64-with-nothing-fed"].find("set placement: host"), std::string::npos)
+        << messages["float64-with-nothing-fed"];
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ bool in_charset(const std::string& text, bool uppercase, const char* punctuation
 
 model::HourglassSpec read_model(const Field& field) {
     const Section s(field, {"stacks", "features", "depth", "joints", "input_size", "batch",
-                            "conv_bias", "bn_momentum", "bn_eps", "loss"});
+                            "conv_bias", "bn_scale", "bn_momentum", "bn_eps", "loss"});
     model::HourglassSpec m;
     if (auto f = s.get("stacks")) m.stacks = read_int(*f, 1, 16);
     if (auto f = s.get("features")) {
@@ -202,6 +202,7 @@ model::HourglassSpec read_model(const Field& field) {
     if (auto f = s.get("input_size")) m.input_size = read_int(*f, 8, 2048);
     if (auto f = s.get("batch")) m.batch = read_int(*f, 1, 4096);
     if (auto f = s.get("conv_bias")) m.conv_bias = read_bool(*f);
+    if (auto f = s.get("bn_scale")) m.bn_scale = read_bool(*f);
     if (auto f = s.get("bn_momentum")) m.bn_momentum = read_float(*f, kUnitOpenBelow);
     if (auto f = s.get("bn_eps")) m.bn_eps = read_float(*f, kPositive);
     if (auto f = s.get("loss")) {

@@ -65,7 +65,8 @@ public:
         const Shape in = shape(x);
         Layer l = new_layer(name, LayerKind::batchnorm, {x});
         const int index = static_cast<int>(graph_.layers.size());
-        l.weight = new_tensor(name + ".weight", index, TensorRole::weight, {in[1]});
+        if (spec_.bn_scale)
+            l.weight = new_tensor(name + ".weight", index, TensorRole::weight, {in[1]});
         l.bias = new_tensor(name + ".bias", index, TensorRole::bias, {in[1]});
         l.running_mean =
             new_tensor(name + ".running_mean", index, TensorRole::running_mean, {in[1]});

@@ -16,6 +16,7 @@ struct HourglassSpec {
     int input_size = 256;
     int batch = 6;
     bool conv_bias = true;
+    bool bn_scale = true;  // false: batch norm learns only its shift (beta), no scale (gamma)
     float bn_momentum = 0.1f;
     float bn_eps = 1e-5f;
     LossReduction loss = LossReduction::sum;

@@ -26,6 +26,16 @@ Settings parse_settings(const hb_session_desc& desc) {
         throw hb::Error("option 'layout': expected nhwc, got '" + layout + "'", HB_UNSUPPORTED);
     s.xla = options.get_bool("xla", false);
     if (options.has("onednn")) s.onednn = options.get_bool("onednn", false);
+    const std::string feed_dtype = options.get_string("feed_dtype", "float32");
+    if (feed_dtype != "float32" && feed_dtype != "float64")
+        throw hb::Error("option 'feed_dtype': expected float32 or float64, got '" + feed_dtype + "'",
+                        HB_UNSUPPORTED);
+    s.feed_float64 = feed_dtype == "float64";
+    if (s.feed_float64 && desc.placement != HB_PLACEMENT_HOST)
+        throw hb::Error(
+            "option 'feed_dtype': float64 is what each step feeds, and with placement: device "
+            "nothing is fed; set placement: host",
+            HB_UNSUPPORTED);
     options.check_all_used();
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;

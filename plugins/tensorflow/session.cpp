@@ -152,6 +152,15 @@ void TensorflowSession::set_batches(int32_t count, const float* const* inputs,
         upload(graph_.targets, host_targets_, "set_batches (targets)");
         host_inputs_.clear();
         host_targets_.clear();
+    } else if (settings_.feed_float64) {
+        auto widen = [](std::vector<std::vector<float>>& from) {
+            std::vector<std::vector<double>> to;
+            for (const auto& b : from) to.emplace_back(b.begin(), b.end());
+            from.clear();
+            return to;
+        };
+        wide_inputs_ = widen(host_inputs_);
+        wide_targets_ = widen(host_targets_);
     }
     batches_set_ = true;
     inspect();
@@ -164,9 +173,19 @@ TensorflowSession::Feeds TensorflowSession::batch_feeds(int32_t batch) {
         const hb::EventLog::Scope event(events_, "feed", -1, HB_PHASE_TRANSFER);
         const auto b = size_t(batch);
         const hb::Dims in = ir_.values[size_t(ir_.input)], target = ir_.target;
-        f.values.push_back(float_tensor({in.n, in.h, in.w, in.c}, host_inputs_[b].data()));
-        f.values.push_back(
-            float_tensor({target.n, target.h, target.w, target.c}, host_targets_[b].data()));
+        if (settings_.feed_float64) {
+            auto narrowed = [](const hb::Dims& d, const std::vector<double>& from) {
+                TensorPtr t = float_tensor({d.n, d.h, d.w, d.c}, nullptr);
+                std::copy(from.begin(), from.end(), static_cast<float*>(TF_TensorData(t.get())));
+                return t;
+            };
+            f.values.push_back(narrowed(in, wide_inputs_[b]));
+            f.values.push_back(narrowed(target, wide_targets_[b]));
+        } else {
+            f.values.push_back(float_tensor({in.n, in.h, in.w, in.c}, host_inputs_[b].data()));
+            f.values.push_back(
+                float_tensor({target.n, target.h, target.w, target.c}, host_targets_[b].data()));
+        }
         f.feeds = {graph_.input_feed, graph_.target_feed};
     } else {
         f.values.push_back(int32_tensor({}, {batch}));
@@ -306,6 +325,9 @@ std::string TensorflowSession::manifest_json() {
         .add_string("tensorflow", TF_Version())
         .add_string("layout", "nhwc")
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("feed", settings_.placement == HB_PLACEMENT_DEVICE ? "none (a batch index)"
+                            : settings_.feed_float64 ? "float64 converted to float32 each step"
+                                                     : "float32")
         .add_string("batchnorm", settings_.fused_batchnorm
                                      ? "fused (FusedBatchNormV3)"
                                      : "unfused (tf.nn.moments + tf.nn.batch_normalization)")

@@ -60,6 +60,7 @@ private:
     std::unique_ptr<SessionHandle> session_;
     bool state_loaded_ = false, batches_set_ = false, inspected_ = false;
     std::vector<std::vector<float>> host_inputs_, host_targets_;  // host placement, NHWC
+    std::vector<std::vector<double>> wide_inputs_, wide_targets_;  // the same, feed_dtype float64
     std::vector<TensorPtr> last_gradients_;
     TensorPtr last_input_gradient_;
     hb::EventLog events_;

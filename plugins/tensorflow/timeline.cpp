@@ -7,10 +7,20 @@ bool starts_with(const std::string& s, const char* prefix) {
     return s.rfind(prefix, 0) == 0;
 }
 
-hb_phase backward_phase(const std::string& type) {
-    if (type == "Conv2DBackpropInput") return HB_PHASE_BACKWARD_DATA;
-    if (type == "Conv2DBackpropFilter" || type == "BiasAddGrad") return HB_PHASE_BACKWARD_WEIGHTS;
-    if (type == "FusedBatchNormGradV3") return HB_PHASE_BACKWARD;
+// oneDNN's kernels are TensorFlow's op types under a prefix: _MklNativeConv2DBackpropFilter,
+// _MklConv2DBackpropFilterWithBias (its bias gradient fused in), ...
+std::string without_onednn_prefix(const std::string& type) {
+    for (const char* prefix : {"_MklNative", "_Mkl"})
+        if (starts_with(type, prefix)) return type.substr(std::char_traits<char>::length(prefix));
+    return type;
+}
+
+hb_phase backward_phase(const std::string& op_type) {
+    const std::string type = without_onednn_prefix(op_type);
+    if (starts_with(type, "Conv2DBackpropInput")) return HB_PHASE_BACKWARD_DATA;
+    if (starts_with(type, "Conv2DBackpropFilter") || type == "BiasAddGrad")
+        return HB_PHASE_BACKWARD_WEIGHTS;
+    if (starts_with(type, "FusedBatchNormGrad")) return HB_PHASE_BACKWARD;
     return HB_PHASE_BACKWARD_DATA;
 }
 

@@ -331,9 +331,20 @@ TF_Output TrainingGraph::batchnorm(const hb::Layer& layer, TF_Output x) {
     const std::string& n = layer.name;
     const hb::Dims& d = ir_.values[size_t(layer.inputs[0])];
     const float count = float(d.n * d.h * d.w);
-    const TF_Output gamma = state[size_t(layer.weight)].read;
-    const TF_Output beta = state[size_t(layer.bias)].read;
     if (settings_.fused_batchnorm) {
+        // Without a scale or a shift, what tf.contrib.layers.batch_norm gave the fused op:
+        // constant ones or zeros.
+        auto parameter = [&](int tensor, float fill, const char* name) {
+            if (tensor >= 0) return state[size_t(tensor)].read;
+            const std::vector<float> values(size_t(d.c), fill);
+            TensorPtr t = float_tensor({d.c}, values.data());
+            return out(Op(g, "Const", n + name, n)
+                           .tensor("value", t.get())
+                           .type("dtype", TF_FLOAT)
+                           .finish());
+        };
+        const TF_Output gamma = parameter(layer.weight, 1, "/ones");
+        const TF_Output beta = parameter(layer.bias, 0, "/zeros");
         TensorPtr empty = float_tensor({0}, nullptr);
         const TF_Output none = out(Op(g, "Const", n + "/no_statistics", n)
                                        .tensor("value", empty.get())
@@ -376,9 +387,15 @@ TF_Output TrainingGraph::batchnorm(const hb::Layer& layer, TF_Output x) {
         binary("AddV2", n + "/batchnorm/add", variance, constant(n + "/batchnorm/eps", layer.eps),
                n),
         n);
-    inv = binary("Mul", n + "/batchnorm/mul", inv, gamma, n);
-    const TF_Output shift = binary("Sub", n + "/batchnorm/sub", beta,
-                                   binary("Mul", n + "/batchnorm/mul_2", mean, inv, n), n);
+    // tf.nn.batch_normalization leaves out the product with a missing scale and the sum with a
+    // missing shift.
+    if (layer.weight >= 0)
+        inv = binary("Mul", n + "/batchnorm/mul", inv, state[size_t(layer.weight)].read, n);
+    const TF_Output centred = binary("Mul", n + "/batchnorm/mul_2", mean, inv, n);
+    const TF_Output shift =
+        layer.bias >= 0
+            ? binary("Sub", n + "/batchnorm/sub", state[size_t(layer.bias)].read, centred, n)
+            : unary("Neg", n + "/batchnorm/neg", centred, n);
     const TF_Output y = binary("AddV2", n + "/batchnorm/add_1",
                                binary("Mul", n + "/batchnorm/mul_1", x, inv, n), shift, n);
     const TF_Output channels = constant_int(n + "/moments/channels", {int32_t(d.c)}, {1});
