@@ -17,8 +17,8 @@ TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
     for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(text, expected + "\n");
     EXPECT_EQ(hr::csv_columns().front(), "schema_version");
-    EXPECT_EQ(hr::csv_columns().back(), "scaling_efficiency");  // the newest, added at the end
-    EXPECT_EQ(hr::csv_columns().size(), 57u);
+    EXPECT_EQ(hr::csv_columns().back(), "cpu_ms");  // the newest, added at the end
+    EXPECT_EQ(hr::csv_columns().size(), 58u);
 }
 
 TEST_F(CsvReporter, RoundTrip) {
@@ -53,6 +53,7 @@ TEST_F(CsvReporter, RoundTrip) {
     EXPECT_EQ(ok.at("forward_ms"), "115.0000");
     EXPECT_EQ(ok.at("backward_ms"), "207.5000");
     EXPECT_EQ(ok.at("optimizer_ms"), "11.5000");
+    EXPECT_EQ(ok.at("cpu_ms"), "795.0000");
     EXPECT_EQ(ok.at("peak_memory_mb"), "3072.0");
     EXPECT_EQ(ok.at("flops_per_step"), "123456789012");
     EXPECT_EQ(ok.at("first_loss"), "3.14159265");
@@ -67,7 +68,7 @@ TEST_F(CsvReporter, RoundTrip) {
     EXPECT_EQ(skipped.at("host"), "box");
     for (const char* c :
          {"setup_ms", "median_ms", "iqr_ms", "cv", "noisy", "images_per_s", "gflops", "forward_ms",
-          "peak_memory_mb", "first_loss", "last_loss", "loss_agreement"}) {
+          "peak_memory_mb", "first_loss", "last_loss", "loss_agreement", "cpu_ms"}) {
         EXPECT_EQ(skipped.at(c), "") << c;
     }
 }

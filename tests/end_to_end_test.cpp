@@ -74,6 +74,10 @@ TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
     EXPECT_LE(std::stod(row["min_ms"]), std::stod(row["median_ms"]));
     EXPECT_GE(std::stod(row["max_ms"]), std::stod(row["median_ms"]));
     EXPECT_GT(std::stod(row["gflops"]), 0.0);
+    // The reference computes on its 2 threads: CPU time above zero, at most 2 threads' worth
+    // (and a little for the clocks' granularity).
+    EXPECT_GT(std::stod(row["cpu_ms"]), 0.0);
+    EXPECT_LE(std::stod(row["cpu_ms"]), 2.0 * std::stod(row["max_ms"]) + 1.0);
     const double first = std::stod(row["first_loss"]), last = std::stod(row["last_loss"]);
     EXPECT_TRUE(std::isfinite(first) && first > 0);
     EXPECT_TRUE(std::isfinite(last) && last > 0);

@@ -54,6 +54,17 @@ TEST(MarkdownReport, WithoutStepsTheRatioIsOfTheMedians) {
     EXPECT_FALSE(contains(md, "bootstrap")) << md;
 }
 
+// The worker's CPU time over the wall time, where the row has it (not in files from before).
+TEST(MarkdownReport, ShowsCpuTimeOverWallTime) {
+    hr::CsvRow busy = row("tiny", "busy", 100);
+    busy["cpu_ms"] = "195";
+    const std::string md =
+        hr::markdown_report(std::vector<hr::CsvRow>{busy, row("tiny", "old", 100)}, {"", 0});
+    EXPECT_TRUE(contains(md, "| IQR ms | CPU/wall |")) << md;
+    EXPECT_TRUE(contains(md, "| 1.95 |")) << md;
+    EXPECT_TRUE(contains(md, "| old | cpu | ok |")) << md;
+}
+
 TEST(MarkdownReport, ADataParallelBackendIsTheBaselineAtEachRankCount) {
     auto ranked = [](const std::string& backend, int ranks, double median) {
         hr::CsvRow r = row("tiny", backend, median);

@@ -43,6 +43,9 @@ TEST(Profile, SummarizesMeansPerStepByKindAndLayer) {
     EXPECT_EQ(p.layers_ms.count(""), 0u);
     EXPECT_DOUBLE_EQ(p.operations_ms(), 2 + 1 + 3.5 + 1 + 0.25);
     EXPECT_DOUBLE_EQ(p.unaccounted_ms(), 11 - 7.75);
+    const std::map<std::string, double> operations{
+        {"forward", 2}, {"backward_data", 1}, {"update", 1}, {"transfer", 1}};
+    EXPECT_EQ(p.phase_operations, operations);
 }
 
 TEST(Profile, TravelsThroughTheRunJson) {
@@ -52,6 +55,7 @@ TEST(Profile, TravelsThroughTheRunJson) {
     ASSERT_TRUE(back.profile);
     EXPECT_EQ(back.profile->kinds_ms, run.profile->kinds_ms);
     EXPECT_EQ(back.profile->layers_ms, run.profile->layers_ms);
+    EXPECT_EQ(back.profile->phase_operations, run.profile->phase_operations);
     EXPECT_DOUBLE_EQ(back.profile->step_ms, 11);
     EXPECT_FALSE(backend_run_from_json(to_json(BackendRun{})).profile);
 }

@@ -101,6 +101,7 @@ inline hr::BackendRun full_run() {
     r.forward_ms = {100, 120, 110, 130};
     r.backward_ms = {200, 210, 205, 215};
     r.optimizer_ms = {10, 11, 12, 13};
+    r.cpu_ms = {790, 800, 780, 830};
     r.peak_memory_bytes = 3u * 1024 * 1024 * 1024;
     r.manifest_json = R"({"convs":[{"algo":"winograd","name":"pre.conv"}],"layout":"nChw16c"})";
     r.stats = hr::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
@@ -172,6 +173,7 @@ inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
     EXPECT_EQ(a.loss_agreement, b.loss_agreement);
     EXPECT_EQ(a.loss_agreement_detail, b.loss_agreement_detail);
     EXPECT_EQ(a.log, b.log);
+    EXPECT_EQ(a.cpu_ms, b.cpu_ms);
     const hr::Stats& s = a.stats;
     const hr::Stats& t = b.stats;
     for (auto [x, y] : {std::pair{s.median_ms, t.median_ms},

@@ -40,8 +40,20 @@ TEST(Table, ListsEveryBackendAndWhyOneDidNotRun) {
     EXPECT_NE(t.find("reference"), std::string::npos);
     EXPECT_NE(t.find("10.000"), std::string::npos);
     EXPECT_NE(t.find("600.0"), std::string::npos);  // images/s
+    EXPECT_NE(t.find("CPU/wall"), std::string::npos) << t;
     EXPECT_NE(t.find("libtorch-cuda: skipped \u2014 no CUDA device"), std::string::npos) << t;
     EXPECT_EQ(t.find("reference: "), std::string::npos) << t;
+}
+
+// Two threads busy through the step: CPU time twice the wall time.
+TEST(Table, ShowsTheWorkersCpuTimeOverTheWallTime) {
+    hr::BackendRun busy = ok_run("busy", {10, 10, 10});
+    busy.cpu_ms = {19, 20, 21};
+    const std::string t = table_of({busy, ok_run("unmeasured", {10, 10, 10})});
+    const std::string busy_row = t.substr(t.find("busy"), t.find('\n', t.find("busy")) - t.find("busy"));
+    EXPECT_NE(busy_row.find("  2.00  "), std::string::npos) << t;
+    const std::string other = t.substr(t.find("unmeasured"));
+    EXPECT_NE(other.find("  -  "), std::string::npos) << t;
 }
 
 TEST(Table, FlagsNoiseAndNonFiniteLoss) {

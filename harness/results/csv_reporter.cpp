@@ -107,6 +107,8 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     row.push_back(r.loss_agreement);
     const Row parallel = parallel_fields(r);
     row.insert(row.end(), parallel.begin(), parallel.end());
+    row.push_back(has_timings(r) && !r.cpu_ms.empty() ? format_ms(r.cpu_median_ms())
+                                                      : std::string());
     return row;
 }
 
@@ -159,7 +161,7 @@ std::vector<std::string> csv_columns() {
             "first_loss",     "last_loss",   "environment_warnings", "loss_agreement",
             "ranks",          "communicator", "oversubscribed", "communication_share",
             "allreduce_bytes", "allreduce_algbw_gbps", "allreduce_busbw_gbps",
-            "scaling_efficiency"});
+            "scaling_efficiency", "cpu_ms"});
     // clang-format on
     return columns;
 }

@@ -18,6 +18,13 @@ std::string fixed(const CsvRow& row, const std::string& column, int digits) {
                                         : fmt::format("{:.{}f}", number_of(row, column), digits);
 }
 
+// The worker's CPU time over the wall time of the median step ("" for a row without both).
+std::string cpu_per_wall(const CsvRow& row) {
+    if (text_of(row, "cpu_ms").empty() || text_of(row, "median_ms").empty()) return "";
+    const double wall = number_of(row, "median_ms");
+    return wall > 0 ? fmt::format("{:.2f}", number_of(row, "cpu_ms") / wall) : "";
+}
+
 // The distinct values of a provenance column, joined.
 std::string distinct(const std::vector<CsvRow>& rows, const std::string& column) {
     std::set<std::string> values;
@@ -240,11 +247,11 @@ std::string markdown_report(const std::vector<ResultsFile>& files, const ReportO
     const Baselines baselines(files, baseline);
 
     out +=
-        "| backend | device | status | check | math | threads | median ms | IQR ms | "
+        "| backend | device | status | check | math | threads | median ms | IQR ms | CPU/wall | "
         "images/s | GFLOP/s | peak MiB | first loss | last loss |";
     if (attainable) out += fmt::format(" of {:.1f} GFLOP/s |", options.attainable_gflops);
     out += baseline.empty() ? "\n" : fmt::format(" vs {} |\n", cell(baseline));
-    out += "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|";
+    out += "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
     if (attainable) out += "---:|";
     out += baseline.empty() ? "\n" : "---:|\n";
     bool intervals = false;
@@ -254,10 +261,11 @@ std::string markdown_report(const std::vector<ResultsFile>& files, const ReportO
             if (!text_of(r, "message").empty()) status += ": " + text_of(r, "message");
             if (text_of(r, "noisy") == "true") status += " (noisy)";
             out += fmt::format(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(row_name(r)), cell(text_of(r, "device")), cell(status), text_of(r, "check"),
                 text_of(r, "math_mode"), text_of(r, "threads"), fixed(r, "median_ms", 2),
-                fixed(r, "iqr_ms", 2), fixed(r, "images_per_s", 1), fixed(r, "gflops", 1),
+                fixed(r, "iqr_ms", 2), cpu_per_wall(r), fixed(r, "images_per_s", 1),
+                fixed(r, "gflops", 1),
                 fixed(r, "peak_memory_mb", 0), text_of(r, "first_loss"), text_of(r, "last_loss"));
             if (attainable) {
                 const double gflops = number_of(r, "gflops");

@@ -24,15 +24,16 @@ struct ResultsFile {
     std::map<std::string, std::vector<double>> steps_ms;  // backend -> steps; none without sidecar
 };
 
-// One line per row: backend, device, status, check, math, threads, median ms, IQR ms, images/s,
-// GFLOP/s, peak memory, losses; when `attainable_gflops` is set, the fraction of it each row
-// achieves; when `baseline` names a backend with an ok row of the same config, how many times
-// slower each row is than that baseline (the baseline's row of the same file, else the last one
-// given), and where both runs' steps are known, with a 95% bootstrap interval, the Mann-Whitney p
-// and "no significant difference" when the interval holds 1 (docs/statistics.md). Below the table,
-// when a config has several rounds or there are several configs, each backend against the
-// baseline over all rounds, and its geometric mean over the configs. The provenance (config, host,
-// CPU, GPU, commit, time) is listed once per distinct value above the table.
+// One line per row: backend, device, status, check, math, threads, median ms, IQR ms, CPU/wall (the
+// worker's CPU time over the wall time), images/s, GFLOP/s, peak memory, losses; when
+// `attainable_gflops` is set, the fraction of it each row achieves; when `baseline` names a backend
+// with an ok row of the same config, how many times slower each row is than that baseline (the
+// baseline's row of the same file, else the last one given), and where both runs' steps are known,
+// with a 95% bootstrap interval, the Mann-Whitney p and "no significant difference" when the
+// interval holds 1 (docs/statistics.md). Below the table, when a config has several rounds or there
+// are several configs, each backend against the baseline over all rounds, and its geometric mean
+// over the configs. The provenance (config, host, CPU, GPU, commit, time) is listed once per
+// distinct value above the table.
 std::string markdown_report(const std::vector<ResultsFile>& files, const ReportOptions& options);
 // Rows whose steps are not known: ratios of medians without intervals.
 std::string markdown_report(const std::vector<CsvRow>& rows, const ReportOptions& options);

@@ -35,6 +35,7 @@ Profile summarize(const std::vector<ProfiledStep>& steps) {
         for (const Operation& op : step.operations) {
             const double ms = (op.end_ms - op.start_ms) * share;
             p.kinds_ms[op.kind] += ms;
+            p.phase_operations[op.phase] += share;
             if (!op.layer.empty()) p.layers_ms[op.layer] += ms;
         }
     }

@@ -34,6 +34,8 @@ struct Profile {
     double step_ms = 0;                       // the wall time of a profiled step
     std::map<std::string, double> kinds_ms;   // operation kind -> ms
     std::map<std::string, double> layers_ms;  // layer name -> ms, every phase
+    // Phase (hb::to_string(hb_phase)) -> operations run per step: how fine-grained the step is.
+    std::map<std::string, double> phase_operations;
     std::string error;  // why there is no profile (the plugin cannot profile, ...); "" otherwise
 
     double operations_ms() const;  // the sum over kinds

@@ -61,6 +61,11 @@ std::string BackendRun::name() const {
     return row_name(backend.empty() ? plugin : backend, parallel ? parallel->ranks : 0);
 }
 
+double BackendRun::cpu_median_ms() const {
+    if (cpu_ms.empty()) return std::numeric_limits<double>::quiet_NaN();
+    return compute_stats(cpu_ms, 0, 0).median_ms;
+}
+
 double BackendRun::first_loss() const {
     if (!warmup_losses.empty()) return warmup_losses.front();
     if (!losses.empty()) return losses.front();

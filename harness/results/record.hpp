@@ -102,6 +102,8 @@ struct BackendRun {
     std::vector<double> warmup_ms, samples_ms;                  // every sample kept
     std::vector<double> warmup_losses, losses;                  // every step's loss
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
+    // Per timed step: the worker's CPU time (user + system, all its threads) during the step.
+    std::vector<double> cpu_ms;
     uint64_t peak_memory_bytes = 0;
     std::string manifest_json;            // "{}" when none
     std::string log;  // what the worker's libraries wrote to stderr (its tail; "" when nothing)
@@ -115,6 +117,7 @@ struct BackendRun {
 
     Stats stats;                // valid when status == ok
     double first_loss() const;  // NaN when no step ran
+    double cpu_median_ms() const;  // the median of cpu_ms; NaN when none was recorded
     double last_loss() const;
     // The backend's name, and for a data-parallel row its ranks: "onednn (2 ranks)".
     std::string name() const;

@@ -90,13 +90,15 @@ Status status_from(const json& j) {
 }
 
 json profile_json(const Profile& p) {
-    json kinds = json::object(), layers = json::object();
+    json kinds = json::object(), layers = json::object(), operations = json::object();
     for (const auto& [kind, ms] : p.kinds_ms) kinds[kind] = number(ms);
     for (const auto& [layer, ms] : p.layers_ms) layers[layer] = number(ms);
+    for (const auto& [phase, n] : p.phase_operations) operations[phase] = number(n);
     return {{"steps", p.steps},
             {"step_ms", number(p.step_ms)},
             {"kinds_ms", kinds},
             {"layers_ms", layers},
+            {"operations_by_phase", operations},
             {"unaccounted_ms", number(p.unaccounted_ms())},
             {"error", p.error}};
 }
@@ -107,6 +109,9 @@ Profile profile_from(const json& j) {
     p.step_ms = number_from(j.at("step_ms"));
     for (const auto& [kind, ms] : j.at("kinds_ms").items()) p.kinds_ms[kind] = number_from(ms);
     for (const auto& [layer, ms] : j.at("layers_ms").items()) p.layers_ms[layer] = number_from(ms);
+    if (j.contains("operations_by_phase"))  // absent in files from before it was counted
+        for (const auto& [phase, n] : j.at("operations_by_phase").items())
+            p.phase_operations[phase] = number_from(n);
     p.error = j.at("error").get<std::string>();
     return p;
 }
@@ -171,6 +176,7 @@ json to_json(const BackendRun& r) {
               {"forward_ms", numbers(r.forward_ms)},
               {"backward_ms", numbers(r.backward_ms)},
               {"optimizer_ms", numbers(r.optimizer_ms)},
+              {"cpu_ms", numbers(r.cpu_ms)},
               {"peak_memory_bytes", r.peak_memory_bytes},
               {"manifest", manifest(r.manifest_json)},
               {"stats", stats_json(r.stats)},
@@ -226,6 +232,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.loss_agreement = j.value("loss_agreement", std::string());
     r.loss_agreement_detail = j.value("loss_agreement_detail", std::string());
     r.log = j.value("log", std::string());
+    if (j.contains("cpu_ms")) r.cpu_ms = numbers_from(j.at("cpu_ms"));
     return r;
 }
 

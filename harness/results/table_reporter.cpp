@@ -10,12 +10,12 @@ namespace harness::results {
 
 namespace {
 
-constexpr size_t kColumns = 9;
+constexpr size_t kColumns = 10;
 constexpr size_t kTextColumns = 3;  // left-aligned; the numbers after them are right-aligned
 using Cells = std::array<std::string, kColumns>;
 
-const Cells kHeader{"backend",  "device",  "status",     "median ms", "IQR ms",
-                    "images/s", "GFLOP/s", "first loss", "last loss"};
+const Cells kHeader{"backend",  "device",   "status",  "median ms",  "IQR ms",
+                    "CPU/wall", "images/s", "GFLOP/s", "first loss", "last loss"};
 
 std::string name_of(const BackendRun& r) {
     return r.name();
@@ -42,13 +42,17 @@ std::string first_loss_cell(const BackendRun& r) {
 }
 
 Cells row_of(const BackendRun& r) {
-    Cells c{name_of(r), r.device,           to_string(r.status),        "-", "-", "-",
-            "-",        first_loss_cell(r), loss_cell(r, r.last_loss())};
+    Cells c{name_of(r), r.device, to_string(r.status), "-", "-", "-", "-", "-", first_loss_cell(r),
+            loss_cell(r, r.last_loss())};
     if (has_timings(r)) {
         c[3] = fmt::format("{:.3f}", r.stats.median_ms);
         c[4] = fmt::format("{:.3f}", r.stats.iqr_ms);
-        c[5] = fmt::format("{:.1f}", r.stats.images_per_s);
-        c[6] = fmt::format("{:.1f}", r.stats.gflops);
+        // The worker's CPU time over the wall time of the median step: about the threads kept
+        // busy, more where they spin.
+        if (!r.cpu_ms.empty() && r.stats.median_ms > 0)
+            c[5] = fmt::format("{:.2f}", r.cpu_median_ms() / r.stats.median_ms);
+        c[6] = fmt::format("{:.1f}", r.stats.images_per_s);
+        c[7] = fmt::format("{:.1f}", r.stats.gflops);
     }
     return c;
 }

@@ -105,11 +105,11 @@ void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
     auto step = [&](int k, bool timed) {
         const int batch = same_batch ? k % batches : (k * ranks + rank) % batches;
         averager.start_step();
-        const auto start = Clock::now();
+        const StepClock clock;
         hb_step_result result = training.session->forward_backward(batch, ready);
         const double communication_ms = averager.finish_step();
         result.optimizer_ms = training.session->apply_update().optimizer_ms;
-        Training::record(result, ms_since(start), timed, run);
+        Training::record(result, clock, timed, run);
         if (timed) info.communication_ms.push_back(communication_ms);
     };
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -17,6 +18,24 @@ namespace harness::run {
 
 double ms_since(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+namespace {
+double process_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+}  // namespace
+
+StepClock::StepClock() : wall_start_(Clock::now()), cpu_start_ms_(process_cpu_ms()) {}
+
+double StepClock::wall_ms() const {
+    return ms_since(wall_start_);
+}
+
+double StepClock::cpu_ms() const {
+    return process_cpu_ms() - cpu_start_ms_;
 }
 
 namespace {
@@ -69,13 +88,16 @@ Training::Training(model::Graph model_graph, const config::RunConfig& config,
 }
 
 void Training::step(int k, bool timed, results::BackendRun& run) {
-    const auto start = Clock::now();
+    const StepClock clock;
     hb_step_result r = session->step(k % batch_count);
-    record(r, ms_since(start), timed, run);
+    record(r, clock, timed, run);
 }
 
-void Training::record(const hb_step_result& r, double ms, bool timed, results::BackendRun& run) {
-    (timed ? run.samples_ms : run.warmup_ms).push_back(ms);
+void Training::record(const hb_step_result& r, const StepClock& clock, bool timed,
+                      results::BackendRun& run) {
+    const double cpu_ms = clock.cpu_ms();
+    (timed ? run.samples_ms : run.warmup_ms).push_back(clock.wall_ms());
+    if (timed) run.cpu_ms.push_back(cpu_ms);
     (timed ? run.losses : run.warmup_losses).push_back(r.loss);
     if (!std::isfinite(r.loss)) run.nonfinite_loss = true;
     if (timed && r.forward_ms >= 0) {

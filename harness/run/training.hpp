@@ -18,6 +18,19 @@ namespace harness::run {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start);
 
+// A step's two clocks from its start: wall time, and the process's CPU time (user + system, every
+// thread: what Python 2's time.clock() returned on Linux, and where spinning threads show).
+class StepClock {
+public:
+    StepClock();
+    double wall_ms() const;
+    double cpu_ms() const;
+
+private:
+    Clock::time_point wall_start_;
+    double cpu_start_ms_;
+};
+
 // The graph, its C view, the initial state, the batches and the plugin's session, set up in that
 // order (the session's part is timed as `run.setup_ms`).
 struct Training {
@@ -38,8 +51,8 @@ struct Training {
 
     // Step k of the run (counting from 0) on its batch; records time, loss and phases.
     void step(int k, bool timed, results::BackendRun& run);
-    // Records a step that took `ms` and what the plugin said of it.
-    static void record(const hb_step_result& result, double ms, bool timed,
+    // Records a step timed by `clock` and what the plugin said of it.
+    static void record(const hb_step_result& result, const StepClock& clock, bool timed,
                        results::BackendRun& run);
     // The session's peak memory and manifest into `run`, whose status becomes ok.
     void finish(results::BackendRun& run);
