@@ -138,6 +138,24 @@ TEST(AttributionReport, ByKindListsEachBackendWithTheUnaccountedRestAndTheDiffer
     EXPECT_NE(md.find("| operations' share of the step | 85.7% | 95.0% | |"), std::string::npos)
         << md;
     EXPECT_EQ(md.find("| pooling"), std::string::npos) << md;  // no backend has any
+    EXPECT_EQ(md.find("operations run"), std::string::npos) << md;  // none counted
+}
+
+// How fine-grained each step is: the operations of each part, the backward phases together,
+// merged over rounds by their profiled steps.
+TEST(AttributionReport, CountsTheOperationsOfEachPartOfTheStep) {
+    ProfiledRun fine = profiled("tensorflow", 8, 1, 10), coarse = profiled("onednn", 6, 0, 7);
+    fine.profile.phase_operations = {
+        {"forward", 40}, {"backward_data", 30}, {"backward_weights", 20}, {"update", 12},
+        {"transfer", 2}};
+    coarse.profile.phase_operations = {{"forward", 10}, {"backward", 20}, {"update", 1}};
+    ProfiledRun later = coarse;
+    later.profile.phase_operations["forward"] = 14;
+    const std::string md = attribution_report({coarse, fine, later}, Attribution::kind);
+    EXPECT_NE(md.find("| operations run: forward | 12 | 40 | +28 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| operations run: backward | 20 | 50 | +30 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| operations run: update | 1 | 12 | +11 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| operations run: other | 0 | 2 | +2 |"), std::string::npos) << md;
 }
 
 TEST(AttributionReport, ByLayerListsTheLayersThatDifferMostFirst) {

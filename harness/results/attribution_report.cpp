@@ -18,14 +18,6 @@ namespace {
 
 constexpr size_t kTopLayers = 10;
 
-std::string ms(double v) {
-    return fmt::format("{:.2f}", v);
-}
-
-std::string signed_ms(double v) {
-    return fmt::format("{:+.2f}", v);
-}
-
 // The runs of each config, in the order first seen.
 std::vector<std::pair<std::string, std::vector<const ProfiledRun*>>> by_config(
     const std::vector<ProfiledRun>& runs) {
@@ -44,12 +36,22 @@ double value_of(const std::map<std::string, double>& m, const std::string& key) 
     return it == m.end() ? 0.0 : it->second;
 }
 
-// A table row: the label, one cell per run, and with two runs their difference.
-std::string table_row(const std::string& label, const std::vector<double>& values) {
+// A table row: the label, one cell per run (`digits` after the point), and with two runs their
+// difference.
+std::string table_row(const std::string& label, const std::vector<double>& values,
+                      int digits = 2) {
     std::string line = "| " + cell(label) + " |";
-    for (double v : values) line += " " + ms(v) + " |";
-    if (values.size() == 2) line += " " + signed_ms(values[1] - values[0]) + " |";
+    for (double v : values) line += fmt::format(" {:.{}f} |", v, digits);
+    if (values.size() == 2) line += fmt::format(" {:+.{}f} |", values[1] - values[0], digits);
     return line + "\n";
+}
+
+// The phases whose operations are counted together: the forward pass, the backward pass, the
+// update, and the rest (loss, copies, transfers, the framework's own).
+std::string part_of_phase(const std::string& phase) {
+    if (phase == "forward" || phase == "update") return phase;
+    if (phase.rfind("backward", 0) == 0) return "backward";
+    return "other";
 }
 
 std::string table_header(const std::string& first, const std::vector<const ProfiledRun*>& runs) {
@@ -91,6 +93,18 @@ std::string kind_table(const std::vector<const ProfiledRun*>& runs) {
     std::vector<double> timed;
     for (const ProfiledRun* r : runs) timed.push_back(r->timed_median_ms);
     out += table_row("step (timed, median, unprofiled)", timed);
+    // How fine-grained each step is: the operations each part of it ran.
+    const char* const parts[] = {"forward", "backward", "update", "other"};
+    for (const char* part : parts) {
+        const auto counts = column([&](const Profile& p) {
+            double n = 0;
+            for (const auto& [phase, count] : p.phase_operations)
+                if (part_of_phase(phase) == part) n += count;
+            return n;
+        });
+        if (std::any_of(counts.begin(), counts.end(), [](double v) { return v != 0; }))
+            out += table_row(std::string("operations run: ") + part, counts, 0);
+    }
     return out;
 }
 
@@ -161,6 +175,7 @@ std::vector<ProfiledRun> merge_rounds(const std::vector<ProfiledRun>& runs) {
         };
         blend(p.kinds_ms, r.profile.kinds_ms);
         blend(p.layers_ms, r.profile.layers_ms);
+        blend(p.phase_operations, r.profile.phase_operations);
         p.step_ms = (p.step_ms * a + r.profile.step_ms * b) / total;
         p.steps += r.profile.steps;
         double& rounds = timed_rounds[static_cast<size_t>(it - merged.begin())];
