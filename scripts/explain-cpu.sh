@@ -7,26 +7,35 @@
 #
 #   scripts/explain-cpu.sh [OUT_DIR]    (default results/cpu-explain; needs ./build)
 #   ROUNDS=3 scripts/explain-cpu.sh     (several rounds: the report merges them)
+#   CONFIG=configs/seed.yaml BASELINE=libtorch-cpu STEM=seed scripts/explain-cpu.sh results/seed
+#                                       (another ablation config; scripts/explain-seed.sh)
+#   ITERATIONS=3 WARMUP=1 ...           (fewer steps than the config's, for a quick try)
 #
-# Writes OUT_DIR/ablation-round<N>.csv (with JSON sidecars), OUT_DIR/traces/*.json (load them in
-# ui.perfetto.dev), OUT_DIR/charts/ and OUT_DIR/report.md. Exits 1 when a backend's operations
-# miss more than 5% of its step, or a backend failed.
+# Writes OUT_DIR/<STEM>-round<N>.csv (STEM: ablation; with JSON sidecars), OUT_DIR/traces/*.json
+# (load them in ui.perfetto.dev), OUT_DIR/charts/ and OUT_DIR/report.md. Exits 1 when a backend's
+# operations miss more than 5% of its step, or a backend failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 out=${1:-results/cpu-explain}
 rounds=${ROUNDS:-1}
+config=${CONFIG:-configs/cpu-ablation.yaml}
+baseline=${BASELINE:-onednn}
+stem=${STEM:-ablation}
+steps=()
+[[ -n ${ITERATIONS:-} ]] && steps+=(--iterations "$ITERATIONS")
+[[ -n ${WARMUP:-} ]] && steps+=(--warmup "$WARMUP")
 harness="$build/harness"
 [[ -x $harness ]] || { echo "explain-cpu: $harness not built (cmake --build $build)" >&2; exit 2; }
 mkdir -p "$out"
-rm -f "$out"/ablation-round*.csv "$out"/ablation-round*.json
+rm -f "$out/$stem"-round*.csv "$out/$stem"-round*.json
 status=0
 for round in $(seq 1 "$rounds"); do
-  echo "== round $round of $rounds: configs/cpu-ablation.yaml, profiled and traced"
-  "$harness" run configs/cpu-ablation.yaml --trace "$out/traces" \
-    --output "$out/ablation-round$round.csv" || status=1
+  echo "== round $round of $rounds: $config, profiled and traced"
+  "$harness" run "$config" "${steps[@]}" --trace "$out/traces" \
+    --output "$out/$stem-round$round.csv" || status=1
 done
-"$harness" report "$out"/ablation-round*.csv --baseline onednn --explain --by kind --by layer \
+"$harness" report "$out/$stem"-round*.csv --baseline "$baseline" --explain --by kind --by layer \
   --charts "$out/charts" --output "$out/report.md"
 # The share row of the --by kind table, against its header's backends.
 shares=$(awk -F'|' '

@@ -227,8 +227,9 @@ TEST(TensorflowOptions, WhatTensorflowWouldIgnoreFailsTheEntryNamingTheFix) {
     EXPECT_NE(messages["nchw"].find("NHWC only"), std::string::npos) << messages["nchw"];
     EXPECT_NE(messages["typo"].find("unknown option 'batchnrom'"), std::string::npos)
         << messages["typo"];
-    EXPECT_NE(messages["float64-with-nothing-fed"].find("set placement: host"), std::string::npos)
-        << messages["float64-with-nothing-fed"];
+    EXPECT_NE(messages["bad-feed-dtype"].find("expected float32 or float64, got 'float16'"),
+              std::string::npos)
+        << messages["bad-feed-dtype"];
 }
 
 }  // namespace

@@ -30,12 +30,8 @@ Settings parse_settings(const hb_session_desc& desc) {
     if (feed_dtype != "float32" && feed_dtype != "float64")
         throw hb::Error("option 'feed_dtype': expected float32 or float64, got '" + feed_dtype + "'",
                         HB_UNSUPPORTED);
-    s.feed_float64 = feed_dtype == "float64";
-    if (s.feed_float64 && desc.placement != HB_PLACEMENT_HOST)
-        throw hb::Error(
-            "option 'feed_dtype': float64 is what each step feeds, and with placement: device "
-            "nothing is fed; set placement: host",
-            HB_UNSUPPORTED);
+    // With device placement nothing is fed: the batches are uploaded once, before any step.
+    s.feed_float64 = feed_dtype == "float64" && desc.placement == HB_PLACEMENT_HOST;
     options.check_all_used();
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;

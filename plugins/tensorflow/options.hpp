@@ -15,8 +15,8 @@ struct Settings {
     bool xla = false;             // auto-clustering on the CPU
     std::optional<bool> onednn;   // required on or off; unset: as TensorFlow decided at load
     hb_placement placement = HB_PLACEMENT_DEVICE;
-    // Host placement keeps the batches as float64 and converts each step's to float32 as it feeds
-    // it, as feed_dict did with NumPy's float64 arrays.
+    // feed_dtype: float64 with host placement: the batches are kept as float64 and each step's is
+    // converted to float32 as it is fed, as feed_dict did with NumPy's float64 arrays.
     bool feed_float64 = false;
     hb_optimizer optimizer{};
     bool input_gradient = false;
