@@ -616,23 +616,6 @@ TEST_P(CpuBackendConformance, PassesTheCheckConfig) {
     EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
 }
 
-// The seed's TensorFlow model (no conv bias, no batch-norm scale, mean loss, TensorFlow's
-// RMSProp) on the backend's check-seed.yaml entries.
-TEST_P(CpuBackendConformance, PassesTheSeedModelsCheck) {
-    const CpuBackend& b = GetParam();
-    if (!std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_" + b.plugin + ".so"))
-        GTEST_SKIP() << "plugin " << b.plugin << " is not built on this machine";
-    if (b.plugin == "tensorflow")
-        GTEST_SKIP() << "tensorflow_test checks every tensorflow entry of check-seed.yaml";
-    TempDir dir;
-    auto r = run_harness(
-        "check " + std::string(HB_SOURCE_DIR) + "/configs/check-seed.yaml --backends " + b.name,
-        "cd " + dir.path().string() + " &&");
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
-    EXPECT_EQ(r.output.find("MISMATCH"), std::string::npos) << r.output;
-}
-
 // A run of one step ends while the backend's own threads (an OpenMP pool) may still spin: the
 // worker must exit without unloading the library under them. Three tries, since it is a race.
 TEST_P(CpuBackendConformance, ItsShortestRunEndsCleanly) {

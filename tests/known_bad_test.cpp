@@ -213,7 +213,8 @@ TEST_P(CheckConfigs, EveryBuiltCpuBackendPasses) {
 
 INSTANTIATE_TEST_SUITE_P(Configs, CheckConfigs,
                          ::testing::Values("check-tiny.yaml", "check-ties.yaml",
-                                           "check-momentum.yaml", "check-tensorflow.yaml"),
+                                           "check-momentum.yaml", "check-tensorflow.yaml",
+                                           "check-seed.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                              return test_name(param.param);
                          });
