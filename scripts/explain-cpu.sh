@@ -10,10 +10,16 @@
 #   CONFIG=configs/seed.yaml BASELINE=libtorch-cpu STEM=seed scripts/explain-cpu.sh results/seed
 #                                       (another ablation config; scripts/explain-seed.sh)
 #   ITERATIONS=3 WARMUP=1 ...           (fewer steps than the config's, for a quick try)
+#   PROFILE_STEPS=3 ...                 (profiled steps per entry; harness run's default otherwise)
+#   ALSO=configs/hourglass8.yaml ALSO_BACKENDS=libtorch-cpu ...
+#                                       (in every round, those entries of another config too,
+#                                       timed only: the report's --explain prices the configs'
+#                                       difference on each backend both run)
 #
-# Writes OUT_DIR/<STEM>-round<N>.csv (STEM: ablation; with JSON sidecars), OUT_DIR/traces/*.json
-# (load them in ui.perfetto.dev), OUT_DIR/charts/ and OUT_DIR/report.md. Exits 1 when a backend's
-# operations miss more than 5% of its step, or a backend failed.
+# Writes OUT_DIR/<STEM>-round<N>.csv (STEM: ablation; with JSON sidecars), with ALSO
+# OUT_DIR/<STEM>-also-round<N>.csv, OUT_DIR/traces/*.json (load them in ui.perfetto.dev),
+# OUT_DIR/charts/ and OUT_DIR/report.md. Exits 1 when a backend's operations miss more than 5% of
+# its step, or a backend failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -25,17 +31,30 @@ stem=${STEM:-ablation}
 steps=()
 [[ -n ${ITERATIONS:-} ]] && steps+=(--iterations "$ITERATIONS")
 [[ -n ${WARMUP:-} ]] && steps+=(--warmup "$WARMUP")
+profile=()
+[[ -n ${PROFILE_STEPS:-} ]] && profile+=(--profile-steps "$PROFILE_STEPS")
+also=${ALSO:-}
+also_backends=()
+[[ -n ${ALSO_BACKENDS:-} ]] && also_backends+=(--backends "$ALSO_BACKENDS")
 harness="$build/harness"
 [[ -x $harness ]] || { echo "explain-cpu: $harness not built (cmake --build $build)" >&2; exit 2; }
 mkdir -p "$out"
-rm -f "$out/$stem"-round*.csv "$out/$stem"-round*.json
+rm -f "$out/$stem"-round*.csv "$out/$stem"-round*.json "$out/$stem"-also-round*.{csv,json}
 status=0
+csvs=()
 for round in $(seq 1 "$rounds"); do
   echo "== round $round of $rounds: $config, profiled and traced"
-  "$harness" run "$config" "${steps[@]}" --trace "$out/traces" \
+  "$harness" run "$config" "${steps[@]}" "${profile[@]}" --trace "$out/traces" \
     --output "$out/$stem-round$round.csv" || status=1
+  csvs+=("$out/$stem-round$round.csv")
+  if [[ -n $also ]]; then
+    echo "== round $round of $rounds: $also ${also_backends[*]}, timed"
+    "$harness" run "$also" "${also_backends[@]}" "${steps[@]}" \
+      --output "$out/$stem-also-round$round.csv" || status=1
+  fi
 done
-"$harness" report "$out/$stem"-round*.csv --baseline "$baseline" --explain --by kind --by layer \
+[[ -n $also ]] && csvs+=("$out/$stem"-also-round*.csv)
+"$harness" report "${csvs[@]}" --baseline "$baseline" --explain --by kind --by layer \
   --charts "$out/charts" --output "$out/report.md"
 # The share row of the --by kind table, against its header's backends.
 shares=$(awk -F'|' '
