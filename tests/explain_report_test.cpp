@@ -171,4 +171,24 @@ TEST(ExplainReport, RoundsAreCombined) {
     expect_has(md, "%] | 2 | slower |\n");
 }
 
+// An entry of another config that the first config given also has is compared with it, round k
+// with round k: what the configs' difference (the model, say) costs that backend.
+TEST(ExplainReport, AnEntryOfAnotherConfigIsComparedWithTheFirstConfigsEntryOfItsName) {
+    auto other = [](double median) {
+        hr::ResultsFile f;
+        hr::CsvRow r = row("base", "fuse=true;threads=2", median);
+        r["config_name"] = "original";
+        r["config_sha256"] = "original-sha";
+        f.rows = {r};
+        f.steps_ms = {{"base", steps(median, 4)}};
+        return f;
+    };
+    const std::string md = hr::explain_report({ablation(), ablation(), other(150), other(151)});
+    expect_has(md, "| original | base | base | config: ablation → original | 100.00 | 150.50 | +50.50 [+");
+    expect_has(md, "%] | 2 | slower |\n");
+    // Without a round of the first config to pair it with, a round is left out.
+    const std::string one = hr::explain_report({ablation(), other(150), other(151)});
+    expect_has(one, "| original | base | base | config: ablation → original | 100.00 | 150.00 | ");
+}
+
 }  // namespace

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace harness::results {
@@ -77,16 +79,57 @@ std::string changes_text(const std::vector<Change>& list) {
     return text;
 }
 
+// The config of the first file's first row, and each config's files in order: the rounds.
+struct Rounds {
+    std::string first;
+    std::map<std::string, std::vector<size_t>> files_of;
+    explicit Rounds(const std::vector<ResultsFile>& files) {
+        for (size_t f = 0; f < files.size(); ++f) {
+            std::set<std::string> configs;
+            for (const CsvRow& row : files[f].rows) configs.insert(text_of(row, "config_sha256"));
+            for (const auto& c : configs) files_of[c].push_back(f);
+            if (first.empty() && !files[f].rows.empty())
+                first = text_of(files[f].rows.front(), "config_sha256");
+        }
+    }
+    // The first config's entry of `row`'s name in the round that pairs with `row`'s (the k-th
+    // file of each config), and that file; none when there is none.
+    std::pair<size_t, const CsvRow*> counterpart(const std::vector<ResultsFile>& files, size_t f,
+                                                 const CsvRow& row) const {
+        const std::string config = text_of(row, "config_sha256");
+        if (config == first) return {0, nullptr};
+        const auto& own = files_of.at(config);
+        const size_t round = std::find(own.begin(), own.end(), f) - own.begin();
+        const auto& theirs = files_of.at(first);
+        if (round >= theirs.size()) return {0, nullptr};
+        for (const CsvRow& candidate : files[theirs[round]].rows)
+            if (text_of(candidate, "config_sha256") == first && row_name(candidate) == row_name(row))
+                return {theirs[round], &candidate};
+        return {0, nullptr};
+    }
+};
+
 std::vector<Pair> pairs_of(const std::vector<ResultsFile>& files) {
     std::vector<Pair> pairs;
     std::map<std::pair<std::string, std::string>, size_t> index;  // (config, entry) -> pair
-    for (const ResultsFile& file : files)
-        for (const CsvRow& row : file.rows) {
-            const CsvRow* base = base_of(file, row);
-            if (base == nullptr) continue;
+    const Rounds rounds(files);
+    for (size_t f = 0; f < files.size(); ++f)
+        for (const CsvRow& row : files[f].rows) {
+            size_t base_file = f;
+            const CsvRow* base = base_of(files[f], row);
+            std::vector<Change> changed;
+            if (base != nullptr) {
+                changed = changes(*base, row);
+            } else {
+                std::tie(base_file, base) = rounds.counterpart(files, f, row);
+                if (base == nullptr) continue;
+                changed = changes(*base, row);
+                changed.insert(changed.begin(), Change{"config", text_of(*base, "config_name"),
+                                                 text_of(row, "config_name")});
+            }
             const std::pair key{text_of(row, "config_sha256"), row_name(row)};
             auto [it, added] = index.emplace(key, pairs.size());
-            if (added) pairs.push_back({base, &row, changes(*base, row), 0, 0, 0, {}, {}});
+            if (added) pairs.push_back({base, &row, changed, 0, 0, 0, {}, {}});
             Pair& p = pairs[it->second];
             if (!is_ok(row) || !is_ok(*base)) {
                 p.untimed = status_text(is_ok(*base) ? row : *base);
@@ -95,8 +138,8 @@ std::vector<Pair> pairs_of(const std::vector<ResultsFile>& files) {
             ++p.timed;
             p.base_ms += number_of(*base, "median_ms");
             p.entry_ms += number_of(row, "median_ms");
-            const std::vector<double>* steps = steps_of(file, row);
-            const std::vector<double>* base_steps = steps_of(file, *base);
+            const std::vector<double>* steps = steps_of(files[f], row);
+            const std::vector<double>* base_steps = steps_of(files[base_file], *base);
             if (steps != nullptr && base_steps != nullptr)
                 p.rounds.push_back({*steps, *base_steps});
         }
@@ -162,8 +205,10 @@ std::string explain_report(const std::vector<ResultsFile>& files) {
     const std::vector<Pair> pairs = pairs_of(files);
     std::string out =
         "\n**What each change costs** (`--explain`): each entry against its base, the first entry "
-        "of its config with the same plugin and device. Where the two differ in one thing (an "
-        "option, the placement or the math mode): their median ms (the mean over rounds), the "
+        "of its config with the same plugin and device, or, for a base of another config than "
+        "the first file's, the first config's entry of its name, round by round. Where the two "
+        "differ in one thing (an option, the placement, the math mode or the config): their "
+        "median ms (the mean over rounds), the "
         "entry's time minus the base's in ms and in % of the base's, with 95% bootstrap "
         "intervals over every round given, and \"no significant difference\" where the interval "
         "holds 0 (docs/statistics.md).\n\n"

@@ -30,7 +30,10 @@ std::vector<Change> changes(const CsvRow& base, const CsvRow& entry);
 // that is its own base has none.
 const CsvRow* base_of(const ResultsFile& file, const CsvRow& row);
 
-// The "What each change costs" section: each entry that changes one thing from its base, with the
+// The "What each change costs" section. A base of another config than the first file's is paired
+// with the first config's entry of the same name instead, the k-th file of its config with the
+// k-th of the first (its change: "config: first → other", before any option that differs). Each
+// entry that changes one thing from its base, with the
 // base's and the entry's median ms, the cost in ms and in % of the base with their 95% bootstrap
 // intervals (over every round given: each file is one), and "no significant difference" where the
 // interval holds 0; then the entries that change several things or none, with what differs, and
