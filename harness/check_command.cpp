@@ -7,6 +7,7 @@
 #include "check/check_table_reporter.hpp"
 #include "check/layer_check.hpp"
 #include "model/hourglass.hpp"
+#include "run/option_check.hpp"
 #include "run/provenance.hpp"
 
 #include <algorithm>
@@ -75,6 +76,7 @@ int check_command(const CheckArgs& args) {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
+        run::check_plugin_options(config, request.entries);
         request.baseline = args.baseline;
         request.steps = args.steps;
         if (args.layers)

@@ -10,6 +10,7 @@
 #include "results/output_lock.hpp"
 #include "results/reporter.hpp"
 #include "results/run_json.hpp"
+#include "run/option_check.hpp"
 #include "run/runner.hpp"
 #include "run/scratch_dir.hpp"
 
@@ -100,6 +101,7 @@ int layers_command(const LayersArgs& args) {
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         order_as_named(request.entries, config, args.backends);
+        run::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, -1};
         try {
             pattern = std::regex(args.filter, std::regex::ECMAScript);

@@ -1,10 +1,12 @@
 #include "commands.hpp"
 
 #include "results/run_json.hpp"
+#include "run/library_output.hpp"
 #include "run/plugin_listing.hpp"
 #include "run/plugin_search.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -16,6 +18,7 @@ void print_plugin(const nlohmann::json& p) {
     if (!p.value("loaded", false)) {
         std::cout << fmt::format("{}\n  failed to load: {}\n", p["file"].get<std::string>(),
                                  p["error"].get<std::string>());
+        std::cout << run::log_tail_for_console(p.value("log", ""), run::kFailureLogLines, "  ");
         return;
     }
     std::cout << fmt::format("{} {} (ABI {})  {}\n", p["name"].get<std::string>(),
@@ -31,6 +34,16 @@ void print_plugin(const nlohmann::json& p) {
     for (const auto& c : p["capabilities"])
         capabilities += (capabilities.empty() ? "" : ", ") + c.get<std::string>();
     if (!capabilities.empty()) std::cout << "  capabilities: " << capabilities << "\n";
+    if (const auto specs = run::declared_options(p)) {
+        std::string options;
+        for (const auto& s : *specs) {
+            std::string values = "true|false";
+            if (s.type == HB_OPTION_INT) values = fmt::format("{}..{}", s.min, s.max);
+            if (s.type == HB_OPTION_CHOICE) values = fmt::format("{}", fmt::join(s.choices, "|"));
+            options += (options.empty() ? "" : ", ") + s.key + " (" + values + ")";
+        }
+        std::cout << "  options: " << (options.empty() ? "none" : options) << "\n";
+    }
     for (const auto& d : p["devices"]) {
         if (d["available"].get<bool>())
             std::cout << fmt::format("  device {:<8} available    {}\n",

@@ -11,6 +11,7 @@
 #include "results/json_sidecar_reporter.hpp"
 #include "results/output_lock.hpp"
 #include "results/table_reporter.hpp"
+#include "run/option_check.hpp"
 #include "run/profiling.hpp"
 #include "run/provenance.hpp"
 #include "run/runner.hpp"
@@ -106,6 +107,7 @@ int run_command(const RunArgs& args) {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
+        run::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, args.iterations};
         if (args.profile || !args.trace_dir.empty())
             request.profiling = {args.profile_steps, args.trace_dir};

@@ -251,6 +251,37 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
     EXPECT_EQ(run_harness("run /nonexistent.yaml").exit_code, 2);
 }
 
+// A plugin option is checked against what the plugin declares (ABI 2.4) before anything runs: an
+// unknown key or an ill-typed value is a config error at its place, for run, check and layers.
+TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {
+    TempDir dir;
+    const std::string head =
+        "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 32, batch: 2}\n"
+        "backends:\n  - plugin: reference\n    options:\n";
+    const std::string typo = dir / "typo.yaml", ill = dir / "ill.yaml";
+    std::ofstream(typo) << head << "      threads: 1\n      gemm_kernal: auto\n";
+    std::ofstream(ill) << head << "      threads: many\n";
+    const std::string output = " --output " + (dir / "o.csv");
+    for (const std::string& command :
+         {"run " + typo + output, "check " + typo, "layers " + typo + output}) {
+        auto r = run_harness(command);
+        EXPECT_EQ(r.exit_code, 2) << command << ": " << r.output;
+        EXPECT_NE(r.output.find(typo + ":6:20: key 'backends[0].options.gemm_kernal': the "
+                                       "reference plugin has no option 'gemm_kernal' (its "
+                                       "options: threads, gemm_kernel)"),
+                  std::string::npos)
+            << command << ": " << r.output;
+        EXPECT_FALSE(fs::exists(dir / "o.csv")) << command;
+    }
+    auto r = run_harness("run " + ill + " --output " + (dir / "o.csv"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(ill + ":5:16: key 'backends[0].options.threads': expected an integer "
+                                  "in [1, 1024], got 'many' (reference's threads: "),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir / "o.csv"));
+}
+
 // A second run aimed at the results file of a run in progress is refused before it runs anything;
 // a finished run leaves no lock behind.
 TEST(EndToEnd, TwoRunsCannotWriteTheSameResultsFile) {
@@ -346,8 +377,11 @@ TEST(EndToEnd, JsonOutputOfRunIsParseable) {
 TEST(EndToEnd, ListShowsTheReferencePlugin) {
     auto r = run_harness("list");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("reference 1.0.0 (ABI 2.3)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("reference 1.0.0 (ABI 2.4)"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("device cpu"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("options: threads (1..1024), gemm_kernel (auto|portable|avx2_fma)"),
+              std::string::npos)
+        << r.output;
 }
 
 }  // namespace

@@ -80,30 +80,30 @@ TEST(PluginLibrary, RejectsAPluginOfAbi1NamingBothVersions) {
     EXPECT_NE(error.find(harness_abi()), std::string::npos) << error;
 }
 
-// A plugin built against the previous minor version's SDK (tests/abi/2.2): its shorter table
-// loads, what it has works, and what it lacks (the input's gradient, ABI 2.3) is absent, not
-// read past the table's end.
+// A plugin built against the previous minor version's SDK (tests/abi/2.3): its shorter
+// description loads, what it has works, and what it lacks (declared options, ABI 2.4) is absent,
+// not read past the description's end; its options are left to its session.
 TEST(PluginLibrary, LoadsAndRunsAPluginOfThePreviousMinorVersion) {
-    PluginLibrary library = PluginLibrary::load(fake("abi_2_2"));
-    EXPECT_EQ(library.api().api_version, (2u << 16) | 2u);
-    EXPECT_LT(library.api().struct_size, sizeof(hb_plugin_api));
+    PluginLibrary library = PluginLibrary::load(fake("abi_2_3"));
+    EXPECT_EQ(library.api().api_version, (2u << 16) | 3u);
+    EXPECT_LT(library.info().struct_size, sizeof(hb_plugin_info));
     EXPECT_TRUE(library.can_profile());
-    EXPECT_FALSE(library.can_read_input_gradient());
+    EXPECT_FALSE(library.declared_options());
 
     TempDir dir;
-    std::ofstream(dir / "abi22.yaml")
+    std::ofstream(dir / "abi23.yaml")
         << "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
            "run: {warmup: 1, iterations: 2}\n"
-           "backends: [{plugin: fake_abi_2_2}]\n";
+           "backends: [{plugin: fake_abi_2_3}]\n";
     auto r =
-        run_harness("run " + (dir / "abi22.yaml") + " --output " + (dir / "abi22.csv"), kFakeEnv);
+        run_harness("run " + (dir / "abi23.yaml") + " --output " + (dir / "abi23.csv"), kFakeEnv);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    auto rows = harness::results::read_csv(dir / "abi22.csv");
+    auto rows = harness::results::read_csv(dir / "abi23.csv");
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0]["status"], "ok") << rows[0]["message"];
 
     auto listed = run_harness("list", kFakeEnv);
-    EXPECT_NE(listed.output.find("(ABI 2.2)"), std::string::npos) << listed.output;
+    EXPECT_NE(listed.output.find("(ABI 2.3)"), std::string::npos) << listed.output;
 }
 
 TEST(PluginLibrary, RejectsALibraryWithoutTheEntrySymbol) {

@@ -1,13 +1,11 @@
-// The SDK's checks every plugin runs first: the session description (hb::check_session_desc), its
-// device name (hb::parse_device, hb::require_cpu) and the `threads` option
-// (hb::Options::get_threads).
+// The SDK's checks every plugin runs first: the session description (hb::check_session_desc) and
+// its device name (hb::parse_device, hb::require_cpu).
 #include "hb/plugin.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <string>
-#include <thread>
 
 namespace {
 
@@ -107,26 +105,6 @@ TEST(DeviceName, ACpuOnlyBackendRejectsCuda) {
     } catch (const hb::Error& e) {
         EXPECT_EQ(e.status(), HB_UNAVAILABLE);
         EXPECT_NE(std::string(e.what()).find("runs on the CPU only"), std::string::npos);
-    }
-}
-
-TEST(Options, ThreadsDefaultToTheHardwareAndRejectZero) {
-    const hb_option none[] = {{"unused", "1"}};
-    hb::Options defaults(0, none);
-    EXPECT_EQ(defaults.get_threads(),
-              static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-
-    const hb_option three[] = {{"threads", "3"}};
-    EXPECT_EQ(hb::Options(1, three).get_threads(), 3);
-
-    const hb_option zero[] = {{"threads", "0"}};
-    hb::Options bad(1, zero);
-    try {
-        bad.get_threads();
-        FAIL() << "threads 0 accepted";
-    } catch (const hb::Error& e) {
-        EXPECT_EQ(e.status(), HB_UNSUPPORTED);
-        EXPECT_NE(std::string(e.what()).find("option 'threads'"), std::string::npos);
     }
 }
 

@@ -225,11 +225,51 @@ TEST(TensorflowOptions, WhatTensorflowWouldIgnoreFailsTheEntryNamingTheFix) {
               std::string::npos)
         << messages["onednn-loaded-not-asked"];
     EXPECT_NE(messages["nchw"].find("NHWC only"), std::string::npos) << messages["nchw"];
-    EXPECT_NE(messages["typo"].find("unknown option 'batchnrom'"), std::string::npos)
-        << messages["typo"];
-    EXPECT_NE(messages["bad-feed-dtype"].find("expected float32 or float64, got 'float16'"),
+}
+
+// What TensorFlow logs while it loads ("oneDNN custom operations are on") is kept in the listing's
+// "log", not printed among the plugins; its declared options are listed.
+TEST(TensorflowListing, ItsLoadLogIsKeptOffTheConsoleAndItsOptionsAreListed) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    auto r = run_harness("list", "TF_ENABLE_ONEDNN_OPTS=1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("oneDNN custom operations"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("batchnorm (fused|unfused)"), std::string::npos) << r.output;
+    r = run_harness("list --json", "TF_ENABLE_ONEDNN_OPTS=1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json listing = nlohmann::json::parse(r.output);
+    for (const auto& p : listing["plugins"]) {
+        if (p.value("name", "") == "tensorflow") {
+            EXPECT_NE(p.value("log", "").find("oneDNN custom operations"), std::string::npos) << p;
+        }
+    }
+}
+
+// Its options are declared (ABI 2.4): a typo or a value of the wrong kind stops the run at its
+// place in the config before TensorFlow is asked for anything.
+TEST(TensorflowOptions, ATypoOrABadValueIsAConfigErrorBeforeAnythingRuns) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    TempDir dir;
+    const std::string config = dir / "bad.yaml";
+    std::ofstream(config) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 32, "
+                             "batch: 2}\nbackends:\n"
+                             "  - plugin: tensorflow\n    options: {threads: 1, batchnrom: unfused}\n";
+    auto r = run_harness("run " + config + " --output " + (dir / "o.csv"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(":4:38: key 'backends[0].options.batchnrom': the tensorflow plugin has "
+                            "no option 'batchnrom'"),
               std::string::npos)
-        << messages["bad-feed-dtype"];
+        << r.output;
+    std::ofstream(config) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 32, "
+                             "batch: 2}\nbackends:\n"
+                             "  - plugin: tensorflow\n    options: {feed_dtype: float16}\n";
+    r = run_harness("run " + config + " --output " + (dir / "o.csv"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("key 'backends[0].options.feed_dtype': expected one of float32, "
+                            "float64, got 'float16'"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir / "o.csv"));
 }
 
 }  // namespace

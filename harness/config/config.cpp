@@ -336,7 +336,8 @@ std::string read_device(const Field& f) {
 // given, says what is wrong with a name, or "" when nothing is.
 std::map<std::string, std::string> read_scalars(
     const Field& field, const char* what,
-    std::string (*valid_name)(const std::string&) = nullptr) {
+    std::string (*valid_name)(const std::string&) = nullptr,
+    std::map<std::string, Place>* places = nullptr) {
     std::map<std::string, std::string> values;
     const Section section = Section::any_keys(field);
     for (const Field& value : section.fields()) {
@@ -349,6 +350,7 @@ std::map<std::string, std::string> read_scalars(
             value.fail(std::string("expected a scalar ") + what + ", got " + value.describe());
         }
         values[name] = value.node.Scalar();
+        if (places) (*places)[name] = {value.key, value.mark.line, value.mark.column};
     }
     return values;
 }
@@ -380,7 +382,8 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
     }
     if (auto f = s.get("device")) b.device = read_device(*f);
     if (auto f = s.get("placement")) b.placement = read_placement(*f);
-    if (auto f = s.get("options")) b.options = read_scalars(*f, "option value");
+    if (auto f = s.get("options"))
+        b.options = read_scalars(*f, "option value", nullptr, &b.option_places);
     if (auto f = s.get("environment")) b.environment = read_scalars(*f, "value", environment_name_problem);
     if (auto f = s.get("warmup")) b.warmup = read_int(*f, 0, kMaxWarmup);
     if (auto f = s.get("iterations")) b.iterations = read_int(*f, 1, kMaxIterations);
@@ -411,6 +414,10 @@ std::vector<BackendEntry> read_backends(const Field& field, hb_placement placeme
 }
 
 }  // namespace
+
+void fail_at(const std::string& path, const Place& place, const std::string& message) {
+    fail_at(path, mark_at(place.line, place.column), place.key, message);
+}
 
 RunConfig load_config(const std::string& path) {
     const std::string bytes = read_bytes(path);

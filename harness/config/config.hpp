@@ -18,12 +18,24 @@ public:
     using std::runtime_error::runtime_error;  // what() = "FILE:LINE:COL: key 'a.b': message"
 };
 
+// Where a value is in the file: its key path ("backends[1].options.threads") and its line and
+// column, counted from 0.
+struct Place {
+    std::string key;
+    int line = 0, column = 0;
+};
+
+// For a value found wrong after loading (a plugin option against the plugin's declaration):
+// throws the ConfigError "FILE:LINE:COL: key 'a.b': message" at its place.
+[[noreturn]] void fail_at(const std::string& path, const Place& place, const std::string& message);
+
 struct BackendEntry {
     std::string name;    // unique label in this config (defaults to the plugin name)
     std::string plugin;  // plugin name: loads hb_<plugin>.so
     std::string device = "cpu";
     hb_placement placement = HB_PLACEMENT_DEVICE;  // the entry's `placement`, else data.placement
     std::map<std::string, std::string> options;    // passed to the plugin as strings
+    std::map<std::string, Place> option_places;     // where each option is
     // Set in the entry's worker before any plugin is loaded: what a library reads while it loads
     // (TensorFlow's TF_ENABLE_ONEDNN_OPTS), or threading variables (OMP_*).
     std::map<std::string, std::string> environment;

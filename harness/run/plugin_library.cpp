@@ -160,6 +160,27 @@ bool PluginLibrary::can_read_input_gradient() const {
            api_->read_input_gradient;
 }
 
+std::optional<std::vector<hb::OptionSpec>> PluginLibrary::declared_options() const {
+    constexpr size_t size = offsetof(hb_plugin_info, options) + sizeof(void*);
+    if (info_->struct_size < size || info_->option_size == 0) return std::nullopt;
+    std::vector<hb::OptionSpec> specs;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(info_->options);
+    for (int32_t i = 0; i < info_->num_options; ++i) {
+        hb_option_spec c{};
+        std::memcpy(&c, bytes + static_cast<size_t>(i) * info_->option_size,
+                    std::min<size_t>(info_->option_size, sizeof c));
+        hb::OptionSpec s;
+        s.key = c.key ? c.key : "";
+        s.type = c.type;
+        s.min = c.min;
+        s.max = c.max;
+        for (int32_t k = 0; k < c.num_choices; ++k) s.choices.emplace_back(c.choices[k]);
+        s.description = c.description ? c.description : "";
+        specs.push_back(std::move(s));
+    }
+    return specs;
+}
+
 PluginSession::PluginSession(const PluginLibrary& library, const hb_session_desc& desc)
     : api_(library.api()),
       can_profile_(library.can_profile()),

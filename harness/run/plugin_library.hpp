@@ -2,11 +2,13 @@
 // that turn every status into an exception carrying the plugin's own message.
 #pragma once
 
+#include "hb/options.hpp"
 #include "hb/plugin.h"
 
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +49,8 @@ public:
     bool can_split_step() const;
     // ABI 2.3's input gradient: announced, and read_input_gradient in the table.
     bool can_read_input_gradient() const;
+    // ABI 2.4's declared options; none when the plugin does not declare them.
+    std::optional<std::vector<hb::OptionSpec>> declared_options() const;
 
 private:
     PluginLibrary(std::filesystem::path path, const hb_plugin_api* api, const hb_plugin_info* info)

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define HB_API_VERSION_MAJOR 2
-#define HB_API_VERSION_MINOR 3
+#define HB_API_VERSION_MINOR 4
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
 #define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -264,6 +264,22 @@ enum {
     HB_CAP_INPUT_GRADIENT = 1u << 6
 };
 
+/* ABI 2.4: one option that create_session takes, as a config writes it (a string). */
+typedef enum hb_option_type {
+    HB_OPTION_BOOL = 0,  /* true, false (also 1, 0, on, off, yes, no) */
+    HB_OPTION_INT = 1,   /* a decimal integer in [min, max] */
+    HB_OPTION_CHOICE = 2 /* one of `choices` */
+} hb_option_type;
+
+typedef struct hb_option_spec {
+    const char* key;
+    hb_option_type type;
+    int64_t min, max; /* HB_OPTION_INT: the inclusive range */
+    int32_t num_choices;
+    const char* const* choices; /* HB_OPTION_CHOICE: the values it takes */
+    const char* description;    /* one line: what it chooses, and its default */
+} hb_option_spec;
+
 typedef struct hb_plugin_info {
     uint32_t struct_size;
     const char* name;
@@ -274,6 +290,13 @@ typedef struct hb_plugin_info {
     const hb_library_version* libraries;
     int32_t num_devices;
     const hb_device_info* devices;
+    /* ABI 2.4: every option create_session takes, each `option_size` bytes apart, so that the
+     * harness rejects an unknown or ill-typed option at its place in the config before anything
+     * runs. `option_size` 0 (or an info that ends before it): the options are not declared, and
+     * only create_session checks them. */
+    uint32_t option_size;
+    int32_t num_options;
+    const hb_option_spec* options;
 } hb_plugin_info;
 
 typedef struct hb_session hb_session; /* opaque, owned by the plugin */

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "hb/error.hpp"
+#include "hb/options.hpp"
 #include "hb/plugin.h"
 #include "hb/session_desc.hpp"
 
@@ -103,6 +104,11 @@ struct PluginInfo {
     uint32_t capabilities = 0;
     std::vector<std::pair<std::string, std::string>> libraries;
     std::vector<DeviceInfo> devices;
+    // Every option create_session takes (ABI 2.4), as hb::Options reads them: the harness rejects
+    // a config's unknown or ill-typed option at its line before anything runs. A plugin that sets
+    // `declares_options` false leaves the check to create_session alone.
+    std::vector<OptionSpec> options;
+    bool declares_options = true;
 };
 
 // A backend: describes itself once and creates sessions.
@@ -242,6 +248,8 @@ struct InfoStore {
     PluginInfo info;
     std::vector<hb_library_version> libraries;
     std::vector<hb_device_info> devices;
+    std::vector<std::vector<const char*>> choices;  // of each option
+    std::vector<hb_option_spec> options;
     hb_plugin_info c{};
 
     void publish() {
@@ -259,6 +267,19 @@ struct InfoStore {
         c.libraries = libraries.data();
         c.num_devices = static_cast<int32_t>(devices.size());
         c.devices = devices.data();
+        for (const auto& o : info.options) {
+            choices.emplace_back();
+            for (const auto& choice : o.choices) choices.back().push_back(choice.c_str());
+        }
+        for (size_t i = 0; i < info.options.size(); ++i) {
+            const OptionSpec& o = info.options[i];
+            options.push_back({o.key.c_str(), o.type, o.min, o.max,
+                               static_cast<int32_t>(choices[i].size()), choices[i].data(),
+                               o.description.c_str()});
+        }
+        c.option_size = info.declares_options ? sizeof(hb_option_spec) : 0;
+        c.num_options = static_cast<int32_t>(options.size());
+        c.options = options.data();
     }
 };
 

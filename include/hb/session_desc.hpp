@@ -1,6 +1,6 @@
 // What a session is created from, read safely: the session description checked, the graph's
-// elements read by the sizes the graph carries, layer kinds named, device names parsed and backend
-// options read once each. Header-only, standard library only.
+// elements read by the sizes the graph carries, layer kinds named, device names parsed (its
+// options: hb/options.hpp). Header-only, standard library only.
 #pragma once
 
 #include "hb/cpu.hpp"
@@ -163,68 +163,5 @@ inline int64_t elements(const hb_value& v) {
 inline int64_t elements(const hb_tensor& t) {
     return elements(t.shape, t.rank);
 }
-
-// Backend options as given in the run config. Every key must be read once; the rest are rejected
-// by check_all_used(), so a typo in a config is an error rather than a silent default.
-class Options {
-public:
-    Options(int32_t count, const hb_option* options) {
-        for (int32_t i = 0; i < count; ++i) values_[options[i].key] = options[i].value;
-    }
-
-    bool has(const std::string& key) const { return values_.count(key) != 0; }
-
-    std::string get_string(const std::string& key, const std::string& fallback) {
-        used_.push_back(key);
-        auto it = values_.find(key);
-        return it == values_.end() ? fallback : it->second;
-    }
-
-    long get_int(const std::string& key, long fallback, long min, long max) {
-        used_.push_back(key);
-        auto it = values_.find(key);
-        if (it == values_.end()) return fallback;
-        char* end = nullptr;
-        long v = std::strtol(it->second.c_str(), &end, 10);
-        if (it->second.empty() || *end != '\0' || v < min || v > max)
-            throw Error("option '" + key + "': expected an integer in [" + std::to_string(min) +
-                            ", " + std::to_string(max) + "], got '" + it->second + "'",
-                        HB_UNSUPPORTED);
-        return v;
-    }
-
-    // The `threads` option every CPU backend takes: 1 to 1024, by default the hardware's count.
-    int get_threads() {
-        return static_cast<int>(get_int("threads", logical_processors(), 1, 1024));
-    }
-
-    bool get_bool(const std::string& key, bool fallback) {
-        used_.push_back(key);
-        auto it = values_.find(key);
-        if (it == values_.end()) return fallback;
-        const std::string& s = it->second;
-        if (s == "true" || s == "1" || s == "on" || s == "yes") return true;
-        if (s == "false" || s == "0" || s == "off" || s == "no") return false;
-        throw Error("option '" + key + "': expected true or false, got '" + s + "'",
-                    HB_UNSUPPORTED);
-    }
-
-    void check_all_used() const {
-        for (const auto& kv : values_) {
-            bool used = false;
-            for (const auto& u : used_) used = used || u == kv.first;
-            if (!used) {
-                std::string known;
-                for (const auto& u : used_) known += (known.empty() ? "" : ", ") + u;
-                throw Error("unknown option '" + kv.first + "' (known: " + known + ")",
-                            HB_UNSUPPORTED);
-            }
-        }
-    }
-
-private:
-    std::map<std::string, std::string> values_;
-    std::vector<std::string> used_;
-};
 
 }  // namespace hb

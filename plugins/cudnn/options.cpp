@@ -34,6 +34,22 @@ int parse_device(const std::string& device) {
     return d.index;
 }
 
+const std::vector<hb::OptionSpec>& option_specs() {
+    static const std::vector<hb::OptionSpec> specs = {
+        hb::choice_option("math", {"fp32", "tf32", "bf16"},
+                          "the math mode: float32, TF32 tensor cores, or bfloat16 activations "
+                          "(default: fp32)"),
+        hb::choice_option("layout", {"nchw", "nhwc"}, "the activations' layout (default: nchw)"),
+        hb::choice_option("convolutions", {"graph", "legacy"},
+                          "cuDNN's graph API or its legacy calls (default: graph)"),
+        hb::choice_option("batchnorm", {"ex", "legacy"},
+                          "cudnnBatchNormalization*Ex or the plain calls (default: ex)"),
+        hb::bool_option("fused_bn_relu", "batch norm and its ReLU in one call (default: false)"),
+        hb::bool_option("cuda_graphs", "capture the step once, then replay it (default: false)"),
+    };
+    return specs;
+}
+
 Settings parse_settings(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
 
@@ -43,45 +59,17 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.optimizer = *desc.optimizer;
     s.input_gradient = hb::wants_input_gradient(desc);
 
-    hb::Options options(desc.num_options, desc.options);
+    const hb::Options options(desc.num_options, desc.options, option_specs());
     const std::string math = options.get_string("math", "fp32");
-    if (math == "fp32")
-        s.math = Math::fp32;
-    else if (math == "tf32")
-        s.math = Math::tf32;
-    else if (math == "bf16")
-        s.math = Math::bf16;
-    else
-        throw hb::Error("option 'math': expected fp32, tf32 or bf16, got '" + math + "'",
-                        HB_UNSUPPORTED);
-    const std::string layout = options.get_string("layout", "nchw");
-    if (layout == "nchw")
-        s.layout = Layout::nchw;
-    else if (layout == "nhwc")
-        s.layout = Layout::nhwc;
-    else
-        throw hb::Error("option 'layout': expected nchw or nhwc, got '" + layout + "'",
-                        HB_UNSUPPORTED);
-    const std::string convolutions = options.get_string("convolutions", "graph");
-    if (convolutions == "graph")
-        s.convolutions = ConvolutionApi::graph;
-    else if (convolutions == "legacy")
-        s.convolutions = ConvolutionApi::legacy;
-    else
-        throw hb::Error(
-            "option 'convolutions': expected graph or legacy, got '" + convolutions + "'",
-            HB_UNSUPPORTED);
-    const std::string batchnorm = options.get_string("batchnorm", "ex");
-    if (batchnorm == "ex")
-        s.batchnorm = BatchNormApi::ex;
-    else if (batchnorm == "legacy")
-        s.batchnorm = BatchNormApi::legacy;
-    else
-        throw hb::Error("option 'batchnorm': expected ex or legacy, got '" + batchnorm + "'",
-                        HB_UNSUPPORTED);
+    s.math = math == "tf32" ? Math::tf32 : math == "bf16" ? Math::bf16 : Math::fp32;
+    s.layout = options.get_string("layout", "nchw") == "nhwc" ? Layout::nhwc : Layout::nchw;
+    s.convolutions = options.get_string("convolutions", "graph") == "legacy"
+                         ? ConvolutionApi::legacy
+                         : ConvolutionApi::graph;
+    s.batchnorm =
+        options.get_string("batchnorm", "ex") == "legacy" ? BatchNormApi::legacy : BatchNormApi::ex;
     s.fused_bn_relu = options.get_bool("fused_bn_relu", false);
     s.cuda_graphs = options.get_bool("cuda_graphs", false);
-    options.check_all_used();
     return s;
 }
 

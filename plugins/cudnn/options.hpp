@@ -2,10 +2,12 @@
 // the placement, checked before anything touches the GPU.
 #pragma once
 
+#include "hb/options.hpp"
 #include "hb/plugin.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cudnn_backend {
 
@@ -41,6 +43,9 @@ struct Settings {
 
 // "cuda:N" (or "cuda", meaning cuda:0) -> N; anything else is HB_UNAVAILABLE.
 int parse_device(const std::string& device);
+
+// The options parse_settings reads, as the plugin declares them.
+const std::vector<hb::OptionSpec>& option_specs();
 
 // Reads the desc (with ABI 2.3's input_gradient) and its options (math, layout, convolutions,
 // batchnorm, fused_bn_relu, cuda_graphs); unknown keys and unsupported values throw hb::Error with

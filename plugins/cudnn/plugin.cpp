@@ -18,6 +18,7 @@ public:
                             HB_CAP_INPUT_GRADIENT;
         info.libraries = cudnn_backend::library_versions();
         info.devices = cudnn_backend::cuda_devices();
+        info.options = cudnn_backend::option_specs();
         return info;
     }
     std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {

@@ -23,6 +23,23 @@ c10::Device parse_device(const char* device) {
 
 }  // namespace
 
+const std::vector<hb::OptionSpec>& option_specs() {
+    static const std::vector<hb::OptionSpec> specs = {
+        hb::threads_option(),
+        hb::bool_option("channels_last",
+                        "NHWC memory format for activations and convolution weights (default: false)"),
+        hb::bool_option("cudnn_benchmark",
+                        "CUDA: time cuDNN's algorithms on first use (default: true on CUDA)"),
+        hb::bool_option("tf32", "CUDA: TF32 tensor cores in convolutions (default: false)"),
+        hb::bool_option("cuda_graphs", "CUDA: capture the step once, then replay it (default: false)"),
+        hb::bool_option("foreach",
+                        "RMSProp's multi-tensor kernels, as torch.optim (default: true on CUDA)"),
+        hb::choice_option("precision", {"fp32", "fp64"},
+                          "the element type the step computes in (default: fp32)"),
+    };
+    return specs;
+}
+
 Settings parse_settings(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
 
@@ -32,7 +49,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.optimizer = *desc.optimizer;
     s.input_gradient = hb::wants_input_gradient(desc);
 
-    hb::Options options(desc.num_options, desc.options);
+    const hb::Options options(desc.num_options, desc.options, option_specs());
     s.threads = options.get_threads();
     s.channels_last = options.get_bool("channels_last", false);
     const bool cuda = s.device.is_cuda();
@@ -40,13 +57,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.tf32 = options.get_bool("tf32", false);
     s.cuda_graphs = options.get_bool("cuda_graphs", false);
     s.foreach = options.get_bool("foreach", cuda);
-    const std::string precision = options.get_string("precision", "fp32");
-    options.check_all_used();
-    if (precision == "fp64")
-        s.dtype = c10::ScalarType::Double;
-    else if (precision != "fp32")
-        throw hb::Error("option 'precision': expected fp32 or fp64, got '" + precision + "'",
-                        HB_UNSUPPORTED);
+    if (options.get_string("precision", "fp32") == "fp64") s.dtype = c10::ScalarType::Double;
     if (!cuda) {
         for (const auto& [name, on] :
              {std::pair<const char*, bool>{"tf32", s.tf32}, {"cuda_graphs", s.cuda_graphs}})

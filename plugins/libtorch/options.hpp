@@ -2,12 +2,14 @@
 // run config, checked before anything is allocated.
 #pragma once
 
+#include "hb/options.hpp"
 #include "hb/plugin.h"
 
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
 #include <string>
+#include <vector>
 
 namespace libtorch_backend {
 
@@ -28,6 +30,9 @@ struct Settings {
     // Each step also computes the gradient of its input batch (hb::wants_input_gradient).
     bool input_gradient = false;
 };
+
+// The options parse_settings reads, as the plugin declares them.
+const std::vector<hb::OptionSpec>& option_specs();
 
 // Accepts the devices "cpu", "cuda" and "cuda:N" and the options threads, channels_last,
 // cudnn_benchmark, tf32, cuda_graphs, foreach and precision (fp32 or fp64). Throws hb::Error:

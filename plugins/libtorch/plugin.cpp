@@ -46,6 +46,7 @@ public:
             cuda.description = cuda_device_description(i);
             info.devices.push_back(cuda);
         }
+        info.options = option_specs();
         return info;
     }
 

@@ -40,6 +40,7 @@ public:
         cpu.name = "cpu";
         cpu.description = hb::cpu_description("oneDNN ISA " + onednn_backend::effective_isa());
         info.devices = {cpu};
+        info.options = onednn_backend::OnednnSession::option_specs();
         return info;
     }
 

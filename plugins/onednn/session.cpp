@@ -15,21 +15,29 @@ double milliseconds(Clock::time_point from, Clock::time_point to) {
 
 }  // namespace
 
+const std::vector<hb::OptionSpec>& OnednnSession::option_specs() {
+    static const std::vector<hb::OptionSpec> specs = {
+        hb::threads_option(),
+        hb::bool_option("fuse_batchnorm_relu",
+                        "batch norm and the ReLU after it as one primitive (default: true)"),
+        hb::bool_option("native_pooling",
+                        "oneDNN's pooling primitive, else the plugin's own (default: true)"),
+        hb::choice_option("layout", {"blocked", "plain"},
+                          "the activations' memory format (default: blocked)"),
+    };
+    return specs;
+}
+
 NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
     hb::require_cpu(desc, "the oneDNN backend");
 
-    hb::Options options(desc.num_options, desc.options);
+    const hb::Options options(desc.num_options, desc.options, option_specs());
     NetworkSettings s;
     s.threads = options.get_threads();
     s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
     s.native_pooling = options.get_bool("native_pooling", true);
-    const std::string layout = options.get_string("layout", "blocked");
-    if (layout != "blocked" && layout != "plain")
-        throw hb::Error("option 'layout': expected blocked or plain, got '" + layout + "'",
-                        HB_UNSUPPORTED);
-    s.plain_layout = layout == "plain";
-    options.check_all_used();
+    s.plain_layout = options.get_string("layout", "blocked") == "plain";
     s.input_gradient = hb::wants_input_gradient(desc);
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;

@@ -41,6 +41,8 @@ public:
     hb::StepResult apply_update() override;
 
     int threads() const { return settings_.threads; }
+    // The options parse reads, as the plugin declares them.
+    static const std::vector<hb::OptionSpec>& option_specs();
 
 private:
     static NetworkSettings parse(const hb_session_desc& desc);

@@ -36,6 +36,7 @@ public:
         cpu.name = "cpu";
         cpu.description = hb::cpu_description();
         info.devices = {cpu};
+        info.options = reference::ReferenceSession::option_specs();
         return info;
     }
 

@@ -16,25 +16,27 @@ double milliseconds(Clock::time_point from, Clock::time_point to) {
 
 }  // namespace
 
+const std::vector<hb::OptionSpec>& ReferenceSession::option_specs() {
+    static const std::vector<hb::OptionSpec> specs = {
+        hb::threads_option(),
+        hb::choice_option("gemm_kernel",
+                          {"auto", to_string(TileKernel::portable), to_string(TileKernel::avx2_fma)},
+                          "the GEMM's inner kernel; auto: the fastest this CPU runs (default: auto)"),
+    };
+    return specs;
+}
+
 ReferenceSession::Settings ReferenceSession::parse(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
     hb::require_cpu(desc, "the reference backend");
 
-    hb::Options options(desc.num_options, desc.options);
+    const hb::Options options(desc.num_options, desc.options, option_specs());
     Settings s;
     s.threads = options.get_threads();
     const std::string kernel = options.get_string("gemm_kernel", "auto");
-    if (kernel == "auto")
-        s.kernel = fastest_tile_kernel<float>();
-    else if (kernel == to_string(TileKernel::portable))
-        s.kernel = TileKernel::portable;
-    else if (kernel == to_string(TileKernel::avx2_fma))
-        s.kernel = TileKernel::avx2_fma;
-    else
-        throw hb::Error(
-            "option 'gemm_kernel': expected auto, portable or avx2_fma, got '" + kernel + "'",
-            HB_UNSUPPORTED);
-    options.check_all_used();
+    s.kernel = kernel == "auto"                               ? fastest_tile_kernel<float>()
+               : kernel == to_string(TileKernel::avx2_fma) ? TileKernel::avx2_fma
+                                                            : TileKernel::portable;
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
     return s;

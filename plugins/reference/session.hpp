@@ -15,9 +15,12 @@ namespace reference {
 
 class ReferenceSession : public hb::Session {
 public:
-    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options `threads` (default:
-    // the hardware's thread count) and `gemm_kernel` (auto, portable or avx2_fma; auto picks the
-    // fastest this CPU runs). Copies everything it needs from `desc`.
+    // The options it takes, as the plugin declares them: `threads` (default: the hardware's
+    // thread count) and `gemm_kernel` (auto, portable or avx2_fma; auto picks the fastest this
+    // CPU runs).
+    static const std::vector<hb::OptionSpec>& option_specs();
+    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and those options. Copies
+    // everything it needs from `desc`.
     explicit ReferenceSession(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;

@@ -4,35 +4,45 @@
 
 namespace tensorflow_plugin {
 
+const std::vector<hb::OptionSpec>& option_specs() {
+    static const std::vector<hb::OptionSpec> specs = {
+        hb::threads_option(),
+        hb::int_option("inter_op_threads", 1, 1024, "TensorFlow's inter-op threads (default: 1)"),
+        hb::choice_option("batchnorm", {"fused", "unfused"},
+                          "FusedBatchNormV3, or the primitive ops of tf.nn.moments and "
+                          "tf.nn.batch_normalization (default: fused)"),
+        hb::choice_option("layout", {"nhwc", "nchw"},
+                          "the graph's activation layout; nchw is refused on the CPU (default: nhwc)"),
+        hb::bool_option("xla", "auto-clustering with XLA on the CPU (default: false)"),
+        hb::bool_option("onednn",
+                        "require TensorFlow's oneDNN kernels on or off, as TF_ENABLE_ONEDNN_OPTS set "
+                        "them (default: either)"),
+        hb::choice_option("feed_dtype", {"float32", "float64"},
+                          "with host placement, the fed arrays' type, converted to float32 as fed "
+                          "(default: float32)"),
+    };
+    return specs;
+}
+
 Settings parse_settings(const hb_session_desc& desc) {
     hb::check_session_desc(desc);
     hb::require_cpu(desc, "the tensorflow backend");
-    hb::Options options(desc.num_options, desc.options);
+    const hb::Options options(desc.num_options, desc.options, option_specs());
     Settings s;
     s.threads = options.get_threads();
-    s.inter_op_threads = static_cast<int>(options.get_int("inter_op_threads", 1, 1, 1024));
-    const std::string batchnorm = options.get_string("batchnorm", "fused");
-    if (batchnorm != "fused" && batchnorm != "unfused")
-        throw hb::Error("option 'batchnorm': expected fused or unfused, got '" + batchnorm + "'",
-                        HB_UNSUPPORTED);
-    s.fused_batchnorm = batchnorm == "fused";
+    s.inter_op_threads = static_cast<int>(options.get_int("inter_op_threads", 1));
+    s.fused_batchnorm = options.get_string("batchnorm", "fused") == "fused";
     const std::string layout = options.get_string("layout", "nhwc");
     if (layout == "nchw")
         throw hb::Error(
             "option 'layout': nchw is not supported: TensorFlow's CPU kernels run Conv2D and "
             "MaxPool in NHWC only, and this backend builds NHWC graphs (layout: nhwc)",
             HB_UNSUPPORTED);
-    if (layout != "nhwc")
-        throw hb::Error("option 'layout': expected nhwc, got '" + layout + "'", HB_UNSUPPORTED);
     s.xla = options.get_bool("xla", false);
     if (options.has("onednn")) s.onednn = options.get_bool("onednn", false);
-    const std::string feed_dtype = options.get_string("feed_dtype", "float32");
-    if (feed_dtype != "float32" && feed_dtype != "float64")
-        throw hb::Error("option 'feed_dtype': expected float32 or float64, got '" + feed_dtype + "'",
-                        HB_UNSUPPORTED);
     // With device placement nothing is fed: the batches are uploaded once, before any step.
-    s.feed_float64 = feed_dtype == "float64" && desc.placement == HB_PLACEMENT_HOST;
-    options.check_all_used();
+    s.feed_float64 =
+        options.get_string("feed_dtype", "float32") == "float64" && desc.placement == HB_PLACEMENT_HOST;
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
     s.input_gradient = hb::wants_input_gradient(desc);

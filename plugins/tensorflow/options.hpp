@@ -1,10 +1,12 @@
 // The tensorflow backend's options (docs/backends.md), each one thing a TensorFlow user chooses.
 #pragma once
 
+#include "hb/options.hpp"
 #include "hb/plugin.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tensorflow_plugin {
 
@@ -22,7 +24,11 @@ struct Settings {
     bool input_gradient = false;
 };
 
-// Throws hb::Error (HB_UNSUPPORTED) naming the option for an unknown key or a bad value.
+// The options parse_settings reads, as the plugin declares them.
+const std::vector<hb::OptionSpec>& option_specs();
+
+// Throws hb::Error (HB_UNSUPPORTED) naming the option for an unknown key, a bad value or a choice
+// this backend refuses (layout: nchw).
 Settings parse_settings(const hb_session_desc& desc);
 
 }  // namespace tensorflow_plugin

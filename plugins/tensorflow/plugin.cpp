@@ -28,6 +28,7 @@ public:
         cpu.name = "cpu";
         cpu.description = hb::cpu_description();
         info.devices = {cpu};
+        info.options = tensorflow_plugin::option_specs();
         return info;
     }
 

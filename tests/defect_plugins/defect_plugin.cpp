@@ -102,9 +102,7 @@ public:
           input_gradient_wanted_(hb::wants_input_gradient(desc)) {
         hb::check_session_desc(desc);
         hb::require_cpu(desc, "the defect backend");
-        hb::Options options(desc.num_options, desc.options);
-        options.get_threads();
-        options.check_all_used();
+        hb::Options(desc.num_options, desc.options, {hb::threads_option()}).get_threads();
 #if defined(DEFECT_rmsprop_variant)
         const float initial_square_average = 0;
 #else
@@ -375,6 +373,7 @@ public:
         cpu.name = "cpu";
         cpu.description = hb::cpu_description();
         info.devices = {cpu};
+        info.options = {hb::threads_option()};
         return info;
     }
     std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {

@@ -6,9 +6,9 @@
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 
-#if defined(FAKE_abi_2_2)
-static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 2,
-              "built against the ABI 2.2 SDK (tests/abi/2.2)");
+#if defined(FAKE_abi_2_3)
+static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 3,
+              "built against the ABI 2.3 SDK (tests/abi/2.3)");
 #endif
 
 #include <chrono>

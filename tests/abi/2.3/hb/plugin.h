@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define HB_API_VERSION_MAJOR 2
-#define HB_API_VERSION_MINOR 2
+#define HB_API_VERSION_MINOR 3
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
 #define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -166,6 +166,10 @@ typedef struct hb_session_desc {
     hb_placement placement;
     int32_t num_options;
     const hb_option* options; /* backend options; a plugin rejects keys it does not know */
+    /* ABI 2.3: 1 asks every step to compute the gradient of the loss with respect to its input
+     * batch too (read_input_gradient; HB_CAP_INPUT_GRADIENT); 0, as before: the input needs none.
+     * A description from an older harness ends before this field (hb::wants_input_gradient). */
+    int32_t input_gradient;
 } hb_session_desc;
 
 typedef struct hb_step_result {
@@ -255,7 +259,9 @@ enum {
     HB_CAP_HOST_PLACEMENT = 1u << 3,
     HB_CAP_PROFILE = 1u << 4, /* ABI 2.1: set_profiling and read_events work */
     /* ABI 2.2: gradient_buffers, forward_backward and apply_update work */
-    HB_CAP_DATA_PARALLEL = 1u << 5
+    HB_CAP_DATA_PARALLEL = 1u << 5,
+    /* ABI 2.3: read_input_gradient works in a session created with input_gradient = 1 */
+    HB_CAP_INPUT_GRADIENT = 1u << 6
 };
 
 typedef struct hb_plugin_info {
@@ -333,6 +339,13 @@ typedef struct hb_plugin_api {
      * memory: after the stream's work enqueued so far); returns when it is complete. Fills
      * optimizer_ms. */
     hb_status (*apply_update)(hb_session* session, hb_step_result* result);
+
+    /* ABI 2.3, announced by HB_CAP_INPUT_GRADIENT, in a session created with input_gradient = 1:
+     * the gradient of the last step's loss (or the last forward_backward's) with respect to its
+     * input batch, N x 3 x S x S, NCHW, into a host buffer. What conformance compares to see where
+     * the first layers send their gradients (a max pool's tie-breaking, say: docs/conformance.md),
+     * which no parameter gradient shows. */
+    hb_status (*read_input_gradient)(hb_session* session, float* gradient);
 } hb_plugin_api;
 
 typedef const hb_plugin_api* (*hb_plugin_entry_fn)(void);

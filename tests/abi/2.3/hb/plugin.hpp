@@ -83,6 +83,13 @@ public:
     virtual StepResult apply_update() {
         throw Error("data-parallel steps are not supported", HB_UNSUPPORTED);
     }
+    // The gradient of the last step's loss with respect to its input batch, NCHW (ABI 2.3;
+    // announce HB_CAP_INPUT_GRADIENT): computed only when the session description asked for it
+    // (hb::wants_input_gradient). The SDK calls it only in such a session, after a step or a
+    // forward_backward.
+    virtual void read_input_gradient(float* /*gradient*/) {
+        throw Error("the input's gradient is not supported", HB_UNSUPPORTED);
+    }
 };
 
 struct DeviceInfo {
@@ -112,7 +119,9 @@ namespace detail {
 class CallGuard {
 public:
     // A session without a graph (a plugin that needs none) has no tensors to check.
-    explicit CallGuard(const hb_graph* graph) {
+    // `input_gradient`: the session description asked for the input's gradient.
+    explicit CallGuard(const hb_graph* graph, bool input_gradient = false)
+        : input_gradient_(input_gradient) {
         for (int32_t i = 0; graph && i < graph->num_tensors; ++i) {
             const hb_tensor t = graph_tensor(*graph, i);
             names_.emplace_back(t.name ? t.name : "");
@@ -147,6 +156,22 @@ public:
         return ((step % batches_) + batches_) % batches_;
     }
 
+    // Whether a step (or a forward_backward) has run, so that there are gradients to read.
+    void stepped() { stepped_ = true; }
+    void check_stepped(const char* call) const {
+        if (!stepped_) throw Error(std::string(call) + ": no step has run yet");
+    }
+
+    // read_input_gradient: only in a session asked for it, after a step.
+    void check_input_gradient() const {
+        if (!input_gradient_)
+            throw Error(
+                "read_input_gradient: the session was not asked for the input's gradient "
+                "(hb_session_desc.input_gradient)",
+                HB_UNSUPPORTED);
+        check_stepped("read_input_gradient");
+    }
+
     void state_loaded() { state_loaded_ = true; }
     void batches_set(int32_t count) { batches_ = count; }
 
@@ -158,6 +183,8 @@ public:
 
 private:
     bool update_owed_ = false;
+    bool stepped_ = false;
+    bool input_gradient_;
     std::vector<std::string> names_;
     std::vector<bool> trainable_;
     bool state_loaded_ = false;
@@ -261,7 +288,7 @@ struct Trampolines {
         return guarded(plugin_error(), [&] {
             auto b = std::make_unique<SessionBox>();
             b->impl = plugin().create_session(*desc);
-            b->guard = std::make_unique<CallGuard>(desc->graph);
+            b->guard = std::make_unique<CallGuard>(desc->graph, wants_input_gradient(*desc));
             *out = reinterpret_cast<hb_session*>(b.release());
         });
     }
@@ -304,6 +331,7 @@ struct Trampolines {
         return guarded(box(s)->error, [&] {
             box(s)->guard->update_owed(false);
             fill(r, box(s)->impl->step(box(s)->guard->batch_index(batch)));
+            box(s)->guard->stepped();
         });
     }
     static hb_status read_state(hb_session* s, float* const* t) noexcept {
@@ -359,6 +387,7 @@ struct Trampolines {
             box(s)->guard->update_owed(false);
             fill(r, box(s)->impl->forward_backward(index, GradientReady{ready, context}));
             box(s)->guard->update_owed(true);
+            box(s)->guard->stepped();
         });
     }
     static hb_status apply_update(hb_session* s, hb_step_result* r) noexcept {
@@ -366,6 +395,14 @@ struct Trampolines {
             box(s)->guard->check_update_owed();
             box(s)->guard->update_owed(false);
             fill(r, box(s)->impl->apply_update());
+        });
+    }
+
+    static hb_status read_input_gradient(hb_session* s, float* gradient) noexcept {
+        return guarded(box(s)->error, [&] {
+            if (!gradient) throw Error("read_input_gradient: no buffer");
+            box(s)->guard->check_input_gradient();
+            box(s)->impl->read_input_gradient(gradient);
         });
     }
 
@@ -391,6 +428,7 @@ struct Trampolines {
             /* .gradient_buffers     = */ gradient_buffers,
             /* .forward_backward     = */ forward_backward,
             /* .apply_update         = */ apply_update,
+            /* .read_input_gradient  = */ read_input_gradient,
         };
         return &api;
     }

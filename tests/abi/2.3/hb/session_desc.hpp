@@ -3,6 +3,7 @@
 // options read once each. Header-only, standard library only.
 #pragma once
 
+#include "hb/cpu.hpp"
 #include "hb/error.hpp"
 #include "hb/plugin.h"
 
@@ -13,7 +14,6 @@
 #include <cstring>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace hb {
@@ -93,9 +93,11 @@ inline hb_layer graph_layer(const hb_graph& g, int32_t i) {
 // (a harness built against an older SDK), the graph and optimizer present, a known placement and
 // an optimizer this SDK knows how to describe. Throws hb::Error naming what is wrong.
 inline void check_session_desc(const hb_session_desc& desc) {
-    if (desc.struct_size < sizeof(hb_session_desc))
+    // ABI 2.0's fields end with `options`; those added since are read through the helpers below.
+    constexpr size_t abi_2_0 = offsetof(hb_session_desc, options) + sizeof(desc.options);
+    if (desc.struct_size < abi_2_0)
         throw Error("session description is too small (" + std::to_string(desc.struct_size) +
-                    " bytes, expected " + std::to_string(sizeof(hb_session_desc)) + ")");
+                    " bytes, expected at least " + std::to_string(abi_2_0) + ")");
     if (!desc.graph || !desc.optimizer)
         throw Error("session description has no graph or optimizer");
     check_graph_sizes(*desc.graph);
@@ -112,6 +114,13 @@ inline void check_session_desc(const hb_session_desc& desc) {
         throw Error(
             "optimizer: learning rate, eps, momentum, weight decay and initial square average "
             "must be non-negative and alpha in [0, 1]");
+}
+
+// Whether the session is asked for the gradient of its input batch (ABI 2.3's
+// hb_session_desc::input_gradient); false in a description from an older harness.
+inline bool wants_input_gradient(const hb_session_desc& desc) {
+    constexpr size_t end = offsetof(hb_session_desc, input_gradient) + sizeof(desc.input_gradient);
+    return desc.struct_size >= end && desc.input_gradient != 0;
 }
 
 // A session's device: "cpu", or a CUDA device, "cuda" (device 0) or "cuda:N".
@@ -186,8 +195,7 @@ public:
 
     // The `threads` option every CPU backend takes: 1 to 1024, by default the hardware's count.
     int get_threads() {
-        const long hardware = std::max(1u, std::thread::hardware_concurrency());
-        return static_cast<int>(get_int("threads", hardware, 1, 1024));
+        return static_cast<int>(get_int("threads", logical_processors(), 1, 1024));
     }
 
     bool get_bool(const std::string& key, bool fallback) {

@@ -39,8 +39,10 @@ inline std::vector<int> fusable_batchnorms(const Graph& graph) {
 
 // `fused_batchnorms`: the batch norms that absorb the ReLU after them, each one of
 // batchnorm_relu_pairs' (throws hb::Error otherwise). The fused ReLU's output is then written by
-// the batch norm, and the batch norm's own output by no one.
-inline Topology analyse(const Graph& graph, const std::vector<int>& fused_batchnorms) {
+// the batch norm, and the batch norm's own output by no one. The graph's input has a gradient only
+// when `input_gradient` asks for one (hb::wants_input_gradient).
+inline Topology analyse(const Graph& graph, const std::vector<int>& fused_batchnorms,
+                        bool input_gradient = false) {
     const auto layers = static_cast<size_t>(graph.num_layers());
     const auto values = static_cast<size_t>(graph.num_values());
     Topology t;
@@ -80,7 +82,7 @@ inline Topology analyse(const Graph& graph, const std::vector<int>& fused_batchn
             layer.kind == HB_LAYER_MSE_LOSS || t.has_gradient[static_cast<size_t>(t.output[l])];
         if (!t.runs_backward[l]) continue;
         for (int v : layer.inputs)
-            if (v != graph.input) t.has_gradient[static_cast<size_t>(v)] = true;
+            if (v != graph.input || input_gradient) t.has_gradient[static_cast<size_t>(v)] = true;
     }
     return t;
 }

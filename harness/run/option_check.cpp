@@ -1,0 +1,44 @@
+#include "run/option_check.hpp"
+
+#include "run/plugin_listing.hpp"
+#include "run/plugin_search.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace harness::run {
+
+void check_plugin_options(const config::RunConfig& config, const std::vector<int>& entries) {
+    std::map<std::string, std::optional<std::vector<hb::OptionSpec>>> declared;  // by plugin
+    for (int index : entries) {
+        const config::BackendEntry& entry = config.backends[index];
+        if (entry.options.empty()) continue;
+        auto it = declared.find(entry.plugin);
+        if (it == declared.end()) {
+            std::optional<std::vector<hb::OptionSpec>> specs;
+            if (const auto file = find_plugin(entry.plugin))
+                specs = declared_options(describe_in_child(*file));
+            it = declared.emplace(entry.plugin, std::move(specs)).first;
+        }
+        if (!it->second) continue;
+        const std::vector<hb::OptionSpec>& specs = *it->second;
+        for (const auto& [key, value] : entry.options) {
+            const config::Place& place = entry.option_places.at(key);
+            const hb::OptionSpec* spec = nullptr;
+            for (const auto& s : specs)
+                if (s.key == key) spec = &s;
+            if (spec == nullptr)
+                config::fail_at(config.path, place,
+                                "the " + entry.plugin + " plugin has no option '" + key +
+                                    "' (its options: " + hb::option_keys(specs) + ")");
+            const std::string problem = hb::option_problem(*spec, value);
+            if (!problem.empty())
+                config::fail_at(config.path, place,
+                                problem + " (" + entry.plugin + "'s " + key + ": " +
+                                    spec->description + ")");
+        }
+    }
+}
+
+}  // namespace harness::run
