@@ -10,6 +10,7 @@
 #   CONFIG=configs/seed.yaml BASELINE=libtorch-cpu STEM=seed scripts/explain-cpu.sh results/seed
 #                                       (another ablation config; scripts/explain-seed.sh)
 #   ITERATIONS=3 WARMUP=1 ...           (fewer steps than the config's, for a quick try)
+#   ROUNDS=0 ...                        (no new round: the report again, from the CSVs there)
 #   PROFILE_STEPS=3 ...                 (profiled steps per entry; harness run's default otherwise)
 #   ALSO=configs/hourglass8.yaml ALSO_BACKENDS=libtorch-cpu ...
 #                                       (in every round, those entries of another config too,
@@ -39,9 +40,13 @@ also_backends=()
 harness="$build/harness"
 [[ -x $harness ]] || { echo "explain-cpu: $harness not built (cmake --build $build)" >&2; exit 2; }
 mkdir -p "$out"
-rm -f "$out/$stem"-round*.csv "$out/$stem"-round*.json "$out/$stem"-also-round*.{csv,json}
+(( rounds > 0 )) && rm -f "$out/$stem"-round*.csv "$out/$stem"-round*.json "$out/$stem"-also-round*.{csv,json}
 status=0
 csvs=()
+if (( rounds == 0 )); then
+  csvs=("$out/$stem"-round*.csv)
+  [[ -e ${csvs[0]} ]] || { echo "explain-cpu: ROUNDS=0 and no $out/$stem-round*.csv to report" >&2; exit 2; }
+fi
 for round in $(seq 1 "$rounds"); do
   echo "== round $round of $rounds: $config, profiled and traced"
   "$harness" run "$config" "${steps[@]}" "${profile[@]}" --trace "$out/traces" \
@@ -53,7 +58,7 @@ for round in $(seq 1 "$rounds"); do
       --output "$out/$stem-also-round$round.csv" || status=1
   fi
 done
-[[ -n $also ]] && csvs+=("$out/$stem"-also-round*.csv)
+[[ -n $also ]] && compgen -G "$out/$stem-also-round*.csv" >/dev/null && csvs+=("$out/$stem"-also-round*.csv)
 "$harness" report "${csvs[@]}" --baseline "$baseline" --explain --by kind --by layer \
   --charts "$out/charts" --output "$out/report.md"
 # The share row of the --by kind table, against its header's backends.

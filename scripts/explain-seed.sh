@@ -7,13 +7,26 @@
 # backend's step goes by operation kind and by layer, the operations each runs, its CPU time over
 # its wall time, and charts. In every round the Torch original's model (configs/hourglass8.yaml)
 # runs on libtorch-cpu too, which prices the two models' differences on one backend.
-# scripts/explain-cpu.sh does the work.
+# scripts/explain-cpu.sh does the work; scripts/seed-verdict.py ends the report with the verdict
+# in words.
 #
-#   scripts/explain-seed.sh [OUT_DIR]     (default results/seed; ROUNDS=3 by default)
+#   scripts/explain-seed.sh [OUT_DIR]     (default results/seed; ROUNDS=3 by default; ROUNDS=0:
+#                                         the report again from the rounds already there)
 #   CONFIG=configs/seed-small.yaml ROUNDS=1 ITERATIONS=2 WARMUP=1 scripts/explain-seed.sh /tmp/seed
 #                                         (the 2-stack twin, a quick try)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+out=${1:-results/seed}
+status=0
 CONFIG=${CONFIG:-configs/seed.yaml} BASELINE=libtorch-cpu STEM=seed ROUNDS=${ROUNDS:-3} \
   PROFILE_STEPS=${PROFILE_STEPS:-3} ALSO=configs/hourglass8.yaml ALSO_BACKENDS=libtorch-cpu \
-  exec scripts/explain-cpu.sh "${1:-results/seed}"
+  scripts/explain-cpu.sh "$out" || status=$?
+# The traces, compressed to publish beside the page (ui.perfetto.dev opens them as they are).
+if compgen -G "$out/traces/*.json" >/dev/null; then
+  mkdir -p "$out/perfetto"
+  rm -f "$out"/perfetto/*.json.gz
+  for trace in "$out"/traces/*.json; do gzip -9 -c "$trace" >"$out/perfetto/$(basename "$trace").gz"; done
+fi
+# The page ends with the verdict in words, from the report's figures (scripts/seed-verdict.py).
+python3 scripts/seed-verdict.py "$out" >>"$out/report.md" || status=1
+exit "$status"
