@@ -267,13 +267,21 @@ TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {
         auto r = run_harness(command);
         EXPECT_EQ(r.exit_code, 2) << command << ": " << r.output;
         EXPECT_NE(r.output.find(typo + ":6:20: key 'backends[0].options.gemm_kernal': the "
-                                       "reference plugin has no option 'gemm_kernal' (its "
-                                       "options: threads, gemm_kernel)"),
+                                       "reference plugin has no option 'gemm_kernal' (did you "
+                                       "mean 'gemm_kernel'?)"),
                   std::string::npos)
             << command << ": " << r.output;
         EXPECT_FALSE(fs::exists(dir / "o.csv")) << command;
     }
-    auto r = run_harness("run " + ill + " --output " + (dir / "o.csv"));
+    const std::string far = dir / "far.yaml";
+    std::ofstream(far) << head << "      verbose: true\n";
+    auto r = run_harness("run " + far + output);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("the reference plugin has no option 'verbose' (its options: threads, "
+                            "gemm_kernel)"),
+              std::string::npos)
+        << r.output;
+    r = run_harness("run " + ill + " --output " + (dir / "o.csv"));
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(ill + ":5:16: key 'backends[0].options.threads': expected an integer "
                                   "in [1, 1024], got 'many' (reference's threads: "),

@@ -29,6 +29,9 @@ struct Place {
 // throws the ConfigError "FILE:LINE:COL: key 'a.b': message" at its place.
 [[noreturn]] void fail_at(const std::string& path, const Place& place, const std::string& message);
 
+// The one of `known` that `key` is a typo of (an edit or two away, by their length), or "".
+std::string near_miss(const std::string& key, const std::vector<std::string>& known);
+
 struct BackendEntry {
     std::string name;    // unique label in this config (defaults to the plugin name)
     std::string plugin;  // plugin name: loads hb_<plugin>.so

@@ -42,15 +42,8 @@ std::string lowercase(std::string s) {
 std::string unknown_key_message(const std::string& path, const std::string& key,
                                 const std::vector<std::string>& known) {
     std::string message = "unknown key '" + join_key(path, key) + "'";
-    const std::string* best = nullptr;
-    size_t best_distance = std::numeric_limits<size_t>::max();
-    for (const std::string& candidate : known) {
-        const size_t distance = edit_distance(lowercase(key), candidate);
-        if (distance < best_distance) best_distance = distance, best = &candidate;
-    }
-    if (best != nullptr && best_distance <= (best->size() >= 6 ? 2u : 1u)) {
-        return message + " (did you mean '" + *best + "'?)";
-    }
+    const std::string best = near_miss(key, known);
+    if (!best.empty()) return message + " (did you mean '" + best + "'?)";
     message += " (expected one of: ";
     for (size_t i = 0; i < known.size(); ++i) message += (i ? ", " : "") + known[i];
     return message + ")";
@@ -218,6 +211,16 @@ size_t read_choice(const Field& f, const std::vector<std::string>& choices) {
     const auto it = std::find(choices.begin(), choices.end(), f.node.Scalar());
     if (it == choices.end()) f.fail(expected + ", got " + f.describe());
     return static_cast<size_t>(it - choices.begin());
+}
+
+std::string near_miss(const std::string& key, const std::vector<std::string>& known) {
+    const std::string* best = nullptr;
+    size_t best_distance = std::numeric_limits<size_t>::max();
+    for (const std::string& candidate : known) {
+        const size_t distance = edit_distance(lowercase(key), candidate);
+        if (distance < best_distance) best_distance = distance, best = &candidate;
+    }
+    return best != nullptr && best_distance <= (best->size() >= 6 ? 2u : 1u) ? *best : "";
 }
 
 }  // namespace harness::config

@@ -28,10 +28,16 @@ void check_plugin_options(const config::RunConfig& config, const std::vector<int
             const hb::OptionSpec* spec = nullptr;
             for (const auto& s : specs)
                 if (s.key == key) spec = &s;
-            if (spec == nullptr)
+            if (spec == nullptr) {
+                std::vector<std::string> keys;
+                for (const auto& s : specs) keys.push_back(s.key);
+                const std::string best = config::near_miss(key, keys);
                 config::fail_at(config.path, place,
-                                "the " + entry.plugin + " plugin has no option '" + key +
-                                    "' (its options: " + hb::option_keys(specs) + ")");
+                                "the " + entry.plugin + " plugin has no option '" + key + "' (" +
+                                    (best.empty() ? "its options: " + hb::option_keys(specs)
+                                                  : "did you mean '" + best + "'?") +
+                                    ")");
+            }
             const std::string problem = hb::option_problem(*spec, value);
             if (!problem.empty())
                 config::fail_at(config.path, place,
