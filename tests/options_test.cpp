@@ -79,10 +79,15 @@ TEST(InfoStore, PublishesTheDeclaredOptionsForTheHarness) {
     EXPECT_STREQ(c.options[2].choices[1], "nchw");
     EXPECT_STREQ(c.options[1].description, "fuse (default: true)");
 
+    // An empty list declares nothing, unless the plugin says it takes no options.
     hb::detail::InfoStore undeclared;
-    undeclared.info.declares_options = false;
     undeclared.publish();
     EXPECT_EQ(undeclared.c.option_size, 0u);
+    hb::detail::InfoStore none;
+    none.info.takes_no_options = true;
+    none.publish();
+    EXPECT_EQ(none.c.option_size, sizeof(hb_option_spec));
+    EXPECT_EQ(none.c.num_options, 0);
 }
 
 }  // namespace

@@ -105,10 +105,11 @@ struct PluginInfo {
     std::vector<std::pair<std::string, std::string>> libraries;
     std::vector<DeviceInfo> devices;
     // Every option create_session takes (ABI 2.4), as hb::Options reads them: the harness rejects
-    // a config's unknown or ill-typed option at its line before anything runs. A plugin that sets
-    // `declares_options` false leaves the check to create_session alone.
+    // a config's unknown or ill-typed option at its line before anything runs. An empty list
+    // declares nothing (create_session alone checks the options), unless `takes_no_options` says
+    // that there are none to take.
     std::vector<OptionSpec> options;
-    bool declares_options = true;
+    bool takes_no_options = false;
 };
 
 // A backend: describes itself once and creates sessions.
@@ -277,7 +278,8 @@ struct InfoStore {
                                static_cast<int32_t>(choices[i].size()), choices[i].data(),
                                o.description.c_str()});
         }
-        c.option_size = info.declares_options ? sizeof(hb_option_spec) : 0;
+        const bool declared = !info.options.empty() || info.takes_no_options;
+        c.option_size = declared ? sizeof(hb_option_spec) : 0;
         c.num_options = static_cast<int32_t>(options.size());
         c.options = options.data();
     }
