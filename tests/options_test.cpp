@@ -42,8 +42,10 @@ TEST(OptionSpec, ValuesAreCheckedAgainstTheirType) {
 }
 
 TEST(Options, UnknownAndIllTypedOptionsAreRefusedWhenTheSessionIsCreated) {
-    EXPECT_EQ(error_of({{"thread", "2"}}), "unknown option 'thread' (known: threads, fused, layout)");
-    EXPECT_EQ(error_of({{"fused", "maybe"}}), "option 'fused': expected true or false, got 'maybe'");
+    EXPECT_EQ(error_of({{"thread", "2"}}),
+              "unknown option 'thread' (known: threads, fused, layout)");
+    EXPECT_EQ(error_of({{"fused", "maybe"}}),
+              "option 'fused': expected true or false, got 'maybe'");
     EXPECT_EQ(error_of({{"threads", "2"}, {"layout", "nchw"}}), "");
 }
 

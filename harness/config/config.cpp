@@ -6,6 +6,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -13,7 +14,6 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
-#include <cctype>
 #include <optional>
 #include <sstream>
 
@@ -335,8 +335,7 @@ std::string read_device(const Field& f) {
 // A mapping of names to scalars: a backend's `options` or its `environment`. `valid_name`, when
 // given, says what is wrong with a name, or "" when nothing is.
 std::map<std::string, std::string> read_scalars(
-    const Field& field, const char* what,
-    std::string (*valid_name)(const std::string&) = nullptr,
+    const Field& field, const char* what, std::string (*valid_name)(const std::string&) = nullptr,
     std::map<std::string, Place>* places = nullptr) {
     std::map<std::string, std::string> values;
     const Section section = Section::any_keys(field);
@@ -357,9 +356,12 @@ std::map<std::string, std::string> read_scalars(
 
 std::string environment_name_problem(const std::string& name) {
     const bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-                    name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                           "0123456789_") == std::string::npos;
-    return ok ? "" : "'" + name + "' is not the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)";
+                    name.find_first_not_of(
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                        "0123456789_") == std::string::npos;
+    return ok ? ""
+              : "'" + name +
+                    "' is not the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)";
 }
 
 // `name_field` is where the entry's name comes from: `name`, or else `plugin`.
@@ -384,7 +386,8 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
     if (auto f = s.get("placement")) b.placement = read_placement(*f);
     if (auto f = s.get("options"))
         b.options = read_scalars(*f, "option value", nullptr, &b.option_places);
-    if (auto f = s.get("environment")) b.environment = read_scalars(*f, "value", environment_name_problem);
+    if (auto f = s.get("environment"))
+        b.environment = read_scalars(*f, "value", environment_name_problem);
     if (auto f = s.get("warmup")) b.warmup = read_int(*f, 0, kMaxWarmup);
     if (auto f = s.get("iterations")) b.iterations = read_int(*f, 1, kMaxIterations);
     if (auto f = s.get("timeout")) b.timeout_s = read_double(*f, kTimeout);

@@ -103,7 +103,8 @@ struct Rounds {
         const auto& theirs = files_of.at(first);
         if (round >= theirs.size()) return {0, nullptr};
         for (const CsvRow& candidate : files[theirs[round]].rows)
-            if (text_of(candidate, "config_sha256") == first && row_name(candidate) == row_name(row))
+            if (text_of(candidate, "config_sha256") == first &&
+                row_name(candidate) == row_name(row))
                 return {theirs[round], &candidate};
         return {0, nullptr};
     }
@@ -125,7 +126,7 @@ std::vector<Pair> pairs_of(const std::vector<ResultsFile>& files) {
                 if (base == nullptr) continue;
                 changed = changes(*base, row);
                 changed.insert(changed.begin(), Change{"config", text_of(*base, "config_name"),
-                                                 text_of(row, "config_name")});
+                                                       text_of(row, "config_name")});
             }
             const std::pair key{text_of(row, "config_sha256"), row_name(row)};
             auto [it, added] = index.emplace(key, pairs.size());

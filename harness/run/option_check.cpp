@@ -25,9 +25,7 @@ void check_plugin_options(const config::RunConfig& config, const std::vector<int
         const std::vector<hb::OptionSpec>& specs = *it->second;
         for (const auto& [key, value] : entry.options) {
             const config::Place& place = entry.option_places.at(key);
-            const hb::OptionSpec* spec = nullptr;
-            for (const auto& s : specs)
-                if (s.key == key) spec = &s;
+            const hb::OptionSpec* spec = hb::find_option(specs, key);
             if (spec == nullptr) {
                 std::vector<std::string> keys;
                 for (const auto& s : specs) keys.push_back(s.key);
@@ -40,9 +38,9 @@ void check_plugin_options(const config::RunConfig& config, const std::vector<int
             }
             const std::string problem = hb::option_problem(*spec, value);
             if (!problem.empty())
-                config::fail_at(config.path, place,
-                                problem + " (" + entry.plugin + "'s " + key + ": " +
-                                    spec->description + ")");
+                config::fail_at(
+                    config.path, place,
+                    problem + " (" + entry.plugin + "'s " + key + ": " + spec->description + ")");
         }
     }
 }

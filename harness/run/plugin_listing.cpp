@@ -44,7 +44,8 @@ const char* type_name(hb_option_type type) {
 nlohmann::json options_json(const std::vector<hb::OptionSpec>& specs) {
     nlohmann::json options = nlohmann::json::array();
     for (const auto& s : specs) {
-        nlohmann::json o = {{"key", s.key}, {"type", type_name(s.type)}, {"description", s.description}};
+        nlohmann::json o = {
+            {"key", s.key}, {"type", type_name(s.type)}, {"description", s.description}};
         if (s.type == HB_OPTION_INT) {
             o["min"] = s.min;
             o["max"] = s.max;
@@ -109,7 +110,8 @@ nlohmann::json describe_in_child(const fs::path& file, double timeout_s) {
     } else if (exit.timed_out) {
         description = load_failure(file, "hung while loading");
     } else {
-        description = load_failure(file, "describe exited with code " + std::to_string(exit.exit_code));
+        description =
+            load_failure(file, "describe exited with code " + std::to_string(exit.exit_code));
     }
     const std::string log = read_log(log_path_of(out.string()));
     if (!log.empty()) description["log"] = log;
@@ -118,12 +120,14 @@ nlohmann::json describe_in_child(const fs::path& file, double timeout_s) {
 
 nlohmann::json list_plugins(double timeout_s) {
     nlohmann::json plugins = nlohmann::json::array();
-    for (const auto& file : list_plugin_files()) plugins.push_back(describe_in_child(file, timeout_s));
+    for (const auto& file : list_plugin_files())
+        plugins.push_back(describe_in_child(file, timeout_s));
     return plugins;
 }
 
 std::optional<std::vector<hb::OptionSpec>> declared_options(const nlohmann::json& description) {
-    if (!description.value("loaded", false) || !description.contains("options")) return std::nullopt;
+    if (!description.value("loaded", false) || !description.contains("options"))
+        return std::nullopt;
     std::vector<hb::OptionSpec> specs;
     for (const auto& o : description["options"]) {
         hb::OptionSpec s;
@@ -131,7 +135,9 @@ std::optional<std::vector<hb::OptionSpec>> declared_options(const nlohmann::json
         const std::string type = o.value("type", "");
         // A type this harness does not know: the plugin alone can check its options.
         if (type != "bool" && type != "int" && type != "choice") return std::nullopt;
-        s.type = type == "int" ? HB_OPTION_INT : type == "choice" ? HB_OPTION_CHOICE : HB_OPTION_BOOL;
+        s.type = type == "int"      ? HB_OPTION_INT
+                 : type == "choice" ? HB_OPTION_CHOICE
+                                    : HB_OPTION_BOOL;
         s.min = o.value("min", int64_t{0});
         s.max = o.value("max", int64_t{0});
         if (o.contains("choices")) s.choices = o["choices"].get<std::vector<std::string>>();

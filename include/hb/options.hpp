@@ -38,7 +38,8 @@ inline OptionSpec choice_option(std::string key, std::vector<std::string> choice
 }
 // The `threads` option every CPU backend takes.
 inline OptionSpec threads_option() {
-    return int_option("threads", 1, 1024, "threads of the CPU kernels (default: one per hardware thread)");
+    return int_option("threads", 1, 1024,
+                      "threads of the CPU kernels (default: one per hardware thread)");
 }
 
 // A boolean option's value: true, false, 1, 0, on, off, yes or no. False when it is none of them.
@@ -95,6 +96,13 @@ inline std::string option_problem(const OptionSpec& spec, const std::string& val
     return "has a type this SDK does not know";
 }
 
+// The declaration of `key`, or nullptr when `specs` has none.
+inline const OptionSpec* find_option(const std::vector<OptionSpec>& specs, const std::string& key) {
+    for (const auto& s : specs)
+        if (s.key == key) return &s;
+    return nullptr;
+}
+
 // "a, b", or "none".
 inline std::string option_keys(const std::vector<OptionSpec>& specs) {
     std::string keys;
@@ -116,7 +124,7 @@ public:
         : specs_(std::move(specs)) {
         for (int32_t i = 0; i < count; ++i) {
             const std::string key = options[i].key, value = options[i].value;
-            const OptionSpec* s = find(key);
+            const OptionSpec* s = find_option(specs_, key);
             if (s == nullptr) throw Error(unknown_option(key, specs_), HB_UNSUPPORTED);
             const std::string problem = option_problem(*s, value);
             if (!problem.empty()) throw Error("option '" + key + "': " + problem, HB_UNSUPPORTED);
@@ -153,14 +161,9 @@ public:
     int get_threads() const { return static_cast<int>(get_int("threads", logical_processors())); }
 
 private:
-    const OptionSpec* find(const std::string& key) const {
-        for (const auto& s : specs_)
-            if (s.key == key) return &s;
-        return nullptr;
-    }
     // A plugin reads only what it declares.
     const OptionSpec& declared(const std::string& key) const {
-        const OptionSpec* s = find(key);
+        const OptionSpec* s = find_option(specs_, key);
         if (s == nullptr) throw Error("option '" + key + "' is read but not declared");
         return *s;
     }

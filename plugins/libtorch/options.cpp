@@ -26,12 +26,14 @@ c10::Device parse_device(const char* device) {
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
         hb::threads_option(),
-        hb::bool_option("channels_last",
-                        "NHWC memory format for activations and convolution weights (default: false)"),
+        hb::bool_option(
+            "channels_last",
+            "NHWC memory format for activations and convolution weights (default: false)"),
         hb::bool_option("cudnn_benchmark",
                         "CUDA: time cuDNN's algorithms on first use (default: true on CUDA)"),
         hb::bool_option("tf32", "CUDA: TF32 tensor cores in convolutions (default: false)"),
-        hb::bool_option("cuda_graphs", "CUDA: capture the step once, then replay it (default: false)"),
+        hb::bool_option("cuda_graphs",
+                        "CUDA: capture the step once, then replay it (default: false)"),
         hb::bool_option("foreach",
                         "RMSProp's multi-tensor kernels, as torch.optim (default: true on CUDA)"),
         hb::choice_option("precision", {"fp32", "fp64"},

@@ -19,9 +19,10 @@ double milliseconds(Clock::time_point from, Clock::time_point to) {
 const std::vector<hb::OptionSpec>& ReferenceSession::option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
         hb::threads_option(),
-        hb::choice_option("gemm_kernel",
-                          {"auto", to_string(TileKernel::portable), to_string(TileKernel::avx2_fma)},
-                          "the GEMM's inner kernel; auto: the fastest this CPU runs (default: auto)"),
+        hb::choice_option(
+            "gemm_kernel",
+            {"auto", to_string(TileKernel::portable), to_string(TileKernel::avx2_fma)},
+            "the GEMM's inner kernel; auto: the fastest this CPU runs (default: auto)"),
     };
     return specs;
 }
@@ -34,9 +35,9 @@ ReferenceSession::Settings ReferenceSession::parse(const hb_session_desc& desc) 
     Settings s;
     s.threads = options.get_threads();
     const std::string kernel = options.get_string("gemm_kernel", "auto");
-    s.kernel = kernel == "auto"                               ? fastest_tile_kernel<float>()
+    s.kernel = kernel == "auto"                            ? fastest_tile_kernel<float>()
                : kernel == to_string(TileKernel::avx2_fma) ? TileKernel::avx2_fma
-                                                            : TileKernel::portable;
+                                                           : TileKernel::portable;
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
     return s;

@@ -11,12 +11,14 @@ const std::vector<hb::OptionSpec>& option_specs() {
         hb::choice_option("batchnorm", {"fused", "unfused"},
                           "FusedBatchNormV3, or the primitive ops of tf.nn.moments and "
                           "tf.nn.batch_normalization (default: fused)"),
-        hb::choice_option("layout", {"nhwc", "nchw"},
-                          "the graph's activation layout; nchw is refused on the CPU (default: nhwc)"),
+        hb::choice_option(
+            "layout", {"nhwc", "nchw"},
+            "the graph's activation layout; nchw is refused on the CPU (default: nhwc)"),
         hb::bool_option("xla", "auto-clustering with XLA on the CPU (default: false)"),
-        hb::bool_option("onednn",
-                        "require TensorFlow's oneDNN kernels on or off, as TF_ENABLE_ONEDNN_OPTS set "
-                        "them (default: either)"),
+        hb::bool_option(
+            "onednn",
+            "require TensorFlow's oneDNN kernels on or off, as TF_ENABLE_ONEDNN_OPTS set "
+            "them (default: either)"),
         hb::choice_option("feed_dtype", {"float32", "float64"},
                           "with host placement, the fed arrays' type, converted to float32 as fed "
                           "(default: float32)"),
@@ -41,8 +43,8 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.xla = options.get_bool("xla", false);
     if (options.has("onednn")) s.onednn = options.get_bool("onednn", false);
     // With device placement nothing is fed: the batches are uploaded once, before any step.
-    s.feed_float64 =
-        options.get_string("feed_dtype", "float32") == "float64" && desc.placement == HB_PLACEMENT_HOST;
+    s.feed_float64 = options.get_string("feed_dtype", "float32") == "float64" &&
+                     desc.placement == HB_PLACEMENT_HOST;
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
     s.input_gradient = hb::wants_input_gradient(desc);
