@@ -77,7 +77,7 @@ int check_command(const CheckArgs& args) {
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         run::check_plugin_options(config, request.entries);
-        request.baseline = args.baseline;
+        if (args.baseline) request.baseline = *args.baseline;
         request.steps = args.steps;
         if (args.layers)
             units = check::select_units(model::layer_units(model::build_hourglass(config.model)),

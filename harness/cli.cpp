@@ -102,11 +102,10 @@ int main_cli(int argc, char** argv) {
     check_cmd->add_option("config", check.config, "Run config (YAML)")->required();
     check_cmd->add_option("--backends", check.backends,
                           "Comma-separated backend names from the config (default: all)");
-    check_cmd
-        ->add_option("--baseline", check.baseline,
-                     "The backend compared against: a config entry's name or a plugin "
-                     "name (run on cpu with its defaults)")
-        ->capture_default_str();
+    check_cmd->add_option("--baseline", check.baseline,
+                          "The backend compared against: a config entry's name or a plugin name "
+                          "(run on cpu with its defaults); default: reference-fp64, the "
+                          "reference plugin in float64");
     check_cmd->add_option("--steps", check.steps, "Training steps compared")
         ->check(count_in(1, 1000))
         ->capture_default_str();
@@ -200,8 +199,7 @@ int main_cli(int argc, char** argv) {
         "Instead of timing, check each configuration against the baseline, as harness check "
         "--layers does");
     layers_cmd->add_option("--baseline", layers_check_args.baseline, "The baseline of --check")
-        ->needs(layers_check_flag)
-        ->capture_default_str();
+        ->needs(layers_check_flag);
     layers_cmd->add_option("--steps", layers_check_args.steps, "Training steps --check compares")
         ->needs(layers_check_flag)
         ->check(count_in(1, 1000))
@@ -233,6 +231,8 @@ int main_cli(int argc, char** argv) {
     auto* entry_opt = worker_cmd->add_option("--entry", worker_entry);
     auto* plugin_opt = worker_cmd->add_option("--plugin", worker_plugin.plugin);
     worker_cmd->add_option("--device", worker_plugin.device);
+    std::vector<std::string> worker_options;  // KEY=VALUE
+    worker_cmd->add_option("--option", worker_options);
     entry_opt->excludes(plugin_opt);
     auto* capture_opt = worker_cmd->add_option("--capture", worker_capture.dir);
     worker_cmd->add_option("--profile-steps", job.profiling.steps);
@@ -286,6 +286,11 @@ int main_cli(int argc, char** argv) {
             job.backend = worker_plugin;
         else
             return kExitUsage;  // the parent always names the backend
+        for (const std::string& option : worker_options) {
+            const size_t equals = option.find('=');
+            if (equals == std::string::npos) return kExitUsage;
+            job.options[option.substr(0, equals)] = option.substr(equals + 1);
+        }
         if (*capture_opt) job.capture = worker_capture;
         if (*layers_opt) job.layer_timing = worker_layers;
         return run::worker_main(job);

@@ -25,7 +25,7 @@ int run_command(const RunArgs& args);
 struct CheckArgs {
     std::string config;
     std::optional<std::string> backends;  // as in RunArgs
-    std::string baseline = "reference";
+    std::optional<std::string> baseline;  // absent: check::kOracle
     int steps = 2;
     bool json = false;
     // Set: check each of the model's layer configurations whose names this ECMAScript expression

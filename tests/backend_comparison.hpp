@@ -117,14 +117,6 @@ void expect_cpu_session_checks_its_description(const model::HourglassSpec& spec)
     EXPECT_EQ(creation_status<Session>(spec, "cpu", {{"threads", "2"}}, &message), HB_OK);
 }
 
-// `state` with every non-zero trainable element moved by one ulp of a format with
-// `significand_bits` bits: the start of the baseline's rounding-noise run (data/perturbation.hpp).
-inline Tensors one_ulp_away(const model::Graph& graph, uint64_t seed, Tensors state,
-                            int significand_bits) {
-    data::perturb_by_one_ulp(graph, seed, state, significand_bits);
-    return state;
-}
-
 // ------------------------------------------------------------------------------ the session
 
 // A built plugin's session through its C ABI only (as the harness drives it), as an hb::Session.
@@ -304,7 +296,8 @@ inline std::string describe(const check::Difference& d) {
     std::ostringstream out;
     out << d.quantity << ": relative error " << d.relative << ", tolerance " << d.tolerance
         << " (largest absolute difference " << d.max_abs << " against " << d.scale;
-    if (d.noise > 0) out << "; baseline's rounding noise " << d.noise;
+    if (d.noise > 0) out << "; the rounding-noise ensemble's spread " << d.noise;
+    if (!d.determined) out << ", undetermined";
     if (d.undetermined > 0) out << "; " << d.undetermined << " elements undetermined";
     return out.str() + ")";
 }
@@ -324,17 +317,16 @@ inline ::testing::AssertionResult passes(const check::Comparison& c) {
     ::testing::AssertionResult failure = ::testing::AssertionFailure();
     failure << "not within " << c.tolerance.label << ": worst " << worst_quantity(c);
     for (const auto& d : c.differences)
-        if (!d.within() && &d != c.worst_relative()) failure << "\n  also " << describe(d);
+        if (d.out_of_bounds() && &d != c.worst_relative()) failure << "\n  also " << describe(d);
     return failure;
 }
 
-// `candidate` against `baseline` as `harness check` compares them (with the baseline's rounding
-// noise when given): EXPECT_TRUE(conforms(...)).
-inline ::testing::AssertionResult conforms(const check::StepCapture& candidate,
-                                           const check::StepCapture& baseline,
-                                           const check::Tolerance& tolerance,
-                                           const check::StepCapture* rounding_noise = nullptr) {
-    return passes(check::compare(candidate, baseline, tolerance, rounding_noise));
+// `candidate` against `baseline` as `harness check` compares them (with the rounding-noise
+// ensemble when given): EXPECT_TRUE(conforms(...)).
+inline ::testing::AssertionResult conforms(
+    const check::StepCapture& candidate, const check::StepCapture& baseline,
+    const check::Tolerance& tolerance, const std::vector<check::StepCapture>* ensemble = nullptr) {
+    return passes(check::compare(candidate, baseline, tolerance, ensemble));
 }
 
 }  // namespace harness::testing

@@ -188,16 +188,19 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for("tf32")).pass);
     EXPECT_TRUE(compare(candidate, baseline, tolerance_for("bf16")).pass);
 
-    // Where the model itself moves a gradient by 20% under bf16-sized rounding (the baseline's
-    // own noise), a bf16 backend may differ by up to ten times that.
-    auto noise = baseline;
-    noise.gradients["conv.weight"][3] *= 1.2f;
+    // Where bf16-sized rounding moves a gradient by up to 20% in the ensemble, a bf16 backend may
+    // differ by up to kNoiseFactor times that.
+    std::vector<StepCapture> ensemble(2, baseline);
+    ensemble[0].gradients["conv.weight"][3] *= 1.2f;
+    ensemble[1].gradients["conv.weight"][3] *= 0.9f;
     candidate = baseline;
-    candidate.gradients["conv.weight"][3] *= 2.5f;
+    candidate.gradients["conv.weight"][3] *= 1.7f;
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for("bf16")).pass);
-    const auto result = compare(candidate, baseline, tolerance_for("bf16"), &noise);
+    const auto result = compare(candidate, baseline, tolerance_for("bf16"), &ensemble);
     EXPECT_TRUE(result.pass);
     EXPECT_NEAR(result.worst_relative()->noise, 0.2, 1e-6);
+    candidate.gradients["conv.weight"][3] = baseline.gradients["conv.weight"][3] * 3.5f;
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("bf16"), &ensemble).pass);
 }
 
 // Two steps of Torch's RMSProp from `initial` with the capture's gradients (the same at both
@@ -250,11 +253,11 @@ TEST(Comparison, UpdatesAreCheckedAgainstTheBackendsOwnGradientsReplayed) {
     EXPECT_NEAR(result.worst_relative()->relative, 1.0, 1e-3);
 
     // One element left un-updated too, even where the rounding noise of the state is large.
-    auto noise = baseline;
-    noise.state["conv.weight"][1] += 5e-3f;
+    std::vector<StepCapture> ensemble(1, baseline);
+    ensemble[0].state["conv.weight"][1] += 5e-3f;
     auto tail = baseline;
     tail.state["conv.weight"][3] = start.state.at("conv.weight")[3];
-    result = compare(tail, baseline, tolerance_for("fp32"), &noise, &replay);
+    result = compare(tail, baseline, tolerance_for("fp32"), &ensemble, &replay);
     EXPECT_FALSE(result.pass);
     EXPECT_EQ(result.worst_relative()->quantity, "update conv.weight");
 }
@@ -316,7 +319,7 @@ TEST(CheckReporters, TheTableAndTheJsonShowEveryBackendWithItsVerdict) {
     harness::check::CheckJsonReporter(json).report(sample_request(), sample_outcome());
 
     const std::string t = table.str();
-    EXPECT_EQ(t.rfind("check configs/check.yaml: baseline reference, 2 steps\n", 0), 0u) << t;
+    EXPECT_EQ(t.rfind("check configs/check.yaml: baseline reference-fp64, 2 steps\n", 0), 0u) << t;
     EXPECT_NE(t.find("onednn           cpu     fp32  PASS"), std::string::npos) << t;
     EXPECT_NE(t.find("cudnn            cuda:0  fp32  SKIPPED   no CUDA device"), std::string::npos)
         << t;
@@ -336,7 +339,7 @@ TEST(CheckReporters, ABaselineThatFailedIsAllTheyShow) {
     harness::check::CheckTableReporter(table).report(sample_request(), outcome);
     harness::check::CheckJsonReporter(json).report(sample_request(), outcome);
     EXPECT_EQ(table.str(),
-              "check configs/check.yaml: baseline reference, 2 steps\n"
+              "check configs/check.yaml: baseline reference-fp64, 2 steps\n"
               "baseline failed: the baseline is too big\n");
     EXPECT_EQ(nlohmann::json::parse(json.str())["baseline_problem"], "the baseline is too big");
 }
@@ -453,16 +456,18 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
     auto json =
         run_harness("check " + config + " --json", env, harness::testing::Stderr::discarded);
     auto j = nlohmann::json::parse(json.output);
-    ASSERT_EQ(j["backends"].size(), 1u);
-    EXPECT_EQ(j["backends"][0]["verdict"], "MISMATCH");
-    EXPECT_EQ(j["backends"][0]["worst_relative"]["quantity"], "gradient pre.conv.weight");
+    ASSERT_EQ(j["backends"].size(), 2u);
+    EXPECT_EQ(j["baseline"]["name"], "reference-fp64");
+    EXPECT_EQ(j["backends"][0]["verdict"], "PASS");  // the config's float32 reference
+    EXPECT_EQ(j["backends"][1]["verdict"], "MISMATCH");
+    EXPECT_EQ(j["backends"][1]["worst_relative"]["quantity"], "gradient pre.conv.weight");
 
     auto run = run_harness("run " + config + " --output " + (dir / "out.csv"), env);
     EXPECT_EQ(run.exit_code, 1) << run.output;
     auto rows = harness::results::read_csv(dir / "out.csv");
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0]["status"], "ok");
-    EXPECT_EQ(rows[0]["check"], "");  // the baseline itself is not checked
+    EXPECT_EQ(rows[0]["check"], "pass");
     EXPECT_EQ(rows[1]["status"], "mismatch");
     EXPECT_EQ(rows[1]["check"], "mismatch");
     EXPECT_FALSE(rows[1]["median_ms"].empty());  // timings are kept, but flagged

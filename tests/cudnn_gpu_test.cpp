@@ -7,6 +7,7 @@
 // every gradient buffer is told final once, and the update reads the buffers; and the gradient of
 // its input batch on request (ABI 2.3).
 #include "backend_comparison.hpp"
+#include "check/check_runner.hpp"
 #include "check_problem.hpp"
 #include "loaded_plugin.hpp"
 #include "session.hpp"
@@ -76,22 +77,32 @@ hb_session_desc describe_session(const StepMode& s, const hb_optimizer& o,
     return harness::testing::session_desc(problem().abi, o, options, device, s.placement);
 }
 
-// Two reference steps, as `harness check` captures them; from weights one ulp of a
-// `perturb_bits`-bit format away when that is positive (the rounding-noise yardstick).
-StepCapture reference_run(hb_rmsprop_variant variant, int perturb_bits = 0) {
+// Two reference steps, as `harness check` captures them, with these options besides its threads
+// (the oracle's precision, or a member of the rounding-noise ensemble).
+StepCapture reference_run(hb_rmsprop_variant variant,
+                          const std::map<std::string, std::string>& settings) {
     const hb_optimizer o = rmsprop(variant);
     std::vector<hb_option> options;
     StepMode plain;
     plain.variant = variant;
     plain.options = {{"threads", "4"}};
-    reference::ReferenceSession session(describe_session(plain, o, options, "cpu"));
+    for (const auto& kv : settings) plain.options.push_back(kv);
+    const std::unique_ptr<hb::Session> session =
+        reference::make_session(describe_session(plain, o, options, "cpu"));
     const auto& p = problem();
-    const harness::testing::Tensors weights =
-        perturb_bits > 0
-            ? harness::testing::one_ulp_away(p.graph, p.config.seed, p.state, perturb_bits)
-            : p.state;
     return harness::testing::capture_after(
-        p.graph, harness::testing::run_steps(session, {p.graph, weights, p.batches}, 2), 2);
+        p.graph, harness::testing::run_steps(*session, {p.graph, p.state, p.batches}, 2), 2);
+}
+
+// The oracle's step and the rounding-noise ensemble at `bits`.
+StepCapture oracle_run(hb_rmsprop_variant variant) {
+    return reference_run(variant, {{"precision", "fp64"}});
+}
+std::vector<StepCapture> ensemble_runs(hb_rmsprop_variant variant, int bits) {
+    std::vector<StepCapture> members;
+    for (int m = 0; m < harness::check::kEnsembleSize; ++m)
+        members.push_back(reference_run(variant, harness::check::ensemble_member_options(m, bits)));
+    return members;
 }
 
 StepCapture cudnn_run(const StepMode& s) {
@@ -125,15 +136,15 @@ StepCapture cudnn_run(const StepMode& s) {
 
 class CudnnStep : public ::testing::TestWithParam<StepMode> {};
 
-// What `harness check` decides, in process: the mode's tolerance, or ten times the reference's
-// own rounding noise at the mode's precision.
+// What `harness check` decides, in process: against the float64 oracle, the mode's tolerance or
+// the rounding-noise ensemble's at the mode's precision.
 TEST_P(CudnnStep, PassesTheCheckAgainstTheReference) {
     SKIP_WITHOUT_CUDA();
     const StepMode& s = GetParam();
     const Tolerance tolerance = tolerance_for(s.math());
-    const StepCapture expected = reference_run(s.variant);
-    const StepCapture noise = reference_run(s.variant, tolerance.significand_bits);
-    EXPECT_TRUE(harness::testing::conforms(cudnn_run(s), expected, tolerance, &noise));
+    const StepCapture expected = oracle_run(s.variant);
+    const std::vector<StepCapture> ensemble = ensemble_runs(s.variant, tolerance.significand_bits);
+    EXPECT_TRUE(harness::testing::conforms(cudnn_run(s), expected, tolerance, &ensemble));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -529,25 +540,22 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudnnSplitStep,
 // The reference's gradient of the loss with respect to batch 0 after one step from the start, as
 // `harness check` captures it; from weights one ulp of a `perturb_bits`-bit format away when that
 // is positive (the rounding-noise yardstick).
-StepCapture reference_input_gradient(int perturb_bits = 0) {
+StepCapture reference_input_gradient(const std::map<std::string, std::string>& settings) {
     const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
     std::vector<hb_option> options;
     StepMode plain;
     plain.options = {{"threads", "4"}};
+    for (const auto& kv : settings) plain.options.push_back(kv);
     hb_session_desc desc = describe_session(plain, o, options, "cpu");
     desc.input_gradient = 1;
-    reference::ReferenceSession session(desc);
+    const std::unique_ptr<hb::Session> session = reference::make_session(desc);
     const auto& p = problem();
-    const harness::testing::Tensors weights =
-        perturb_bits > 0
-            ? harness::testing::one_ulp_away(p.graph, p.config.seed, p.state, perturb_bits)
-            : p.state;
-    session.load_state(harness::testing::pointers(weights).data());
-    set_problem_batches(session);
-    session.step(0);
+    session->load_state(harness::testing::pointers(p.state).data());
+    set_problem_batches(*session);
+    session->step(0);
     StepCapture c;
     c.input_gradient.resize(p.batches.inputs[0].size());
-    session.read_input_gradient(c.input_gradient.data());
+    session->read_input_gradient(c.input_gradient.data());
     return c;
 }
 
@@ -577,15 +585,18 @@ TEST_P(CudnnInputGradient, MatchesTheReference) {
     const auto& p = problem();
     set_problem_batches(session);
     const Tolerance tolerance = tolerance_for(s.math());
-    const StepCapture expected = reference_input_gradient();
-    const StepCapture noise = reference_input_gradient(tolerance.significand_bits);
+    const StepCapture expected = reference_input_gradient({{"precision", "fp64"}});
+    std::vector<StepCapture> ensemble;
+    for (int m = 0; m < harness::check::kEnsembleSize; ++m)
+        ensemble.push_back(reference_input_gradient(
+            harness::check::ensemble_member_options(m, tolerance.significand_bits)));
     // The gradient of a step is its forward's and backward's, which neither the optimizer state
     // nor the running statistics change: every step from the start state computes the same one.
     for (int k = 1; k <= 3; ++k) {
         session.load_state(harness::testing::pointers(p.state).data());
         session.step(0);
         EXPECT_TRUE(
-            harness::testing::conforms(read_input_gradient(session), expected, tolerance, &noise))
+            harness::testing::conforms(read_input_gradient(session), expected, tolerance, &ensemble))
             << "step " << k;
     }
     const std::string manifest = session.manifest_json();
@@ -598,7 +609,7 @@ TEST_P(CudnnInputGradient, MatchesTheReference) {
     session.load_state(harness::testing::pointers(p.state).data());
     forward_backward(session, 0);
     const StepCapture half = read_input_gradient(session);
-    EXPECT_TRUE(harness::testing::conforms(half, expected, tolerance, &noise))
+    EXPECT_TRUE(harness::testing::conforms(half, expected, tolerance, &ensemble))
         << "forward_backward";
     apply_update(session);
     EXPECT_TRUE(same_bits(read_input_gradient(session).input_gradient, half.input_gradient))

@@ -8,6 +8,7 @@
 // backend's own batch-norm kernels stand in for cuDNN's), with bf16's in bf16. A wrong lifetime in
 // the arena plan, a missed accumulation or a wrong fusion shows up here, without a GPU.
 #include "backend_comparison.hpp"
+#include "check/check_runner.hpp"
 #include "check_problem.hpp"
 #include "kernel_math.hpp"
 #include "layers.hpp"
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <ostream>
 #include <set>
 #include <stdexcept>
@@ -33,17 +35,15 @@ using Values = std::vector<float>;
 
 using harness::testing::check_problem;
 
-// One step of the reference backend, through its C ABI; from weights moved by one ulp of a
-// format with `perturb_bits` significand bits when that is positive (the rounding-noise
-// yardstick of `harness check`); with the input's gradient when asked.
-harness::check::StepCapture reference_step(int perturb_bits = 0, bool input_gradient = false) {
+// One step of the reference backend, through its C ABI, with these options besides its threads
+// (the oracle's precision, or a member of the rounding-noise ensemble); with the input's
+// gradient when asked.
+harness::check::StepCapture reference_step(const std::map<std::string, std::string>& settings,
+                                           bool input_gradient) {
     const auto& p = check_problem();
-    const harness::testing::Tensors weights =
-        perturb_bits > 0
-            ? harness::testing::one_ulp_away(p.graph, p.config.seed, p.state, perturb_bits)
-            : p.state;
     const harness::data::Batches first{{p.batches.inputs[0]}, {p.batches.targets[0]}};
-    const std::vector<hb_option> options = {{"threads", "2"}};
+    std::vector<hb_option> options = {{"threads", "2"}};
+    for (const auto& [key, value] : settings) options.push_back({key.c_str(), value.c_str()});
     const hb_plugin_api& api =
         harness::testing::load_plugin(std::string(HB_PLUGIN_DIR) + "/hb_reference.so");
     hb_session_desc desc = harness::testing::session_desc(p.abi, p.config.optimizer, options);
@@ -51,7 +51,7 @@ harness::check::StepCapture reference_step(int perturb_bits = 0, bool input_grad
     harness::testing::AbiSession session(api, desc);
     if (session.status() != HB_OK) throw std::runtime_error(session.error());
     harness::check::StepCapture r = harness::testing::capture_after(
-        p.graph, harness::testing::run_steps(session, {p.graph, weights, first}, 1), 1);
+        p.graph, harness::testing::run_steps(session, {p.graph, p.state, first}, 1), 1);
     r.state.clear();  // the plan's execution stops before the update
     if (input_gradient) {
         r.input_gradient.resize(first.inputs[0].size());
@@ -388,13 +388,15 @@ harness::check::Comparison execute(const Mode& mode, bool input_gradient) {
     const Plan plan(graph, fuse, mode.storage, input_gradient);
     const harness::check::Tolerance tolerance =
         harness::check::tolerance_for(mode.storage == Storage::bf16 ? "bf16" : "fp32");
-    static const harness::check::StepCapture expected[2] = {reference_step(0, false),
-                                                            reference_step(0, true)};
-    const harness::check::StepCapture noise =
-        reference_step(tolerance.significand_bits, input_gradient);
+    static const harness::check::StepCapture expected[2] = {
+        reference_step({{"precision", "fp64"}}, false), reference_step({{"precision", "fp64"}}, true)};
+    std::vector<harness::check::StepCapture> ensemble;
+    for (int m = 0; m < harness::check::kEnsembleSize; ++m)
+        ensemble.push_back(reference_step(
+            harness::check::ensemble_member_options(m, tolerance.significand_bits), input_gradient));
     const harness::check::Comparison c =
         harness::check::compare(PlanExecutor(plan, mode.own_batchnorm).step(),
-                                expected[input_gradient ? 1 : 0], tolerance, &noise);
+                                expected[input_gradient ? 1 : 0], tolerance, &ensemble);
     std::printf("%s%s: worst %s\n", mode.name, input_gradient ? " with the input's gradient" : "",
                 harness::testing::worst_quantity(c).c_str());
     return c;

@@ -278,7 +278,7 @@ TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {
     auto r = run_harness("run " + far + output);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("the reference plugin has no option 'verbose' (its options: threads, "
-                            "gemm_kernel)"),
+                            "gemm_kernel, precision, rounding_seed, rounding_bits)"),
               std::string::npos)
         << r.output;
     r = run_harness("run " + ill + " --output " + (dir / "o.csv"));

@@ -61,7 +61,8 @@ std::string with_defects(const std::string& config, const std::vector<Defect>& d
 std::vector<std::string> out_of_bounds(const nlohmann::json& backend) {
     std::vector<std::string> names;
     for (const auto& d : backend.at("differences"))
-        if (!(d.at("relative").get<double>() <= d.at("tolerance").get<double>()))
+        if (d.at("determined").get<bool>() &&
+            !(d.at("relative").get<double>() <= d.at("tolerance").get<double>()))
             names.push_back(d.at("quantity").get<std::string>());
     return names;
 }

@@ -10,9 +10,13 @@ namespace {
 
 nlohmann::json difference_json(const Difference* d) {
     if (!d) return nullptr;
-    return {{"quantity", d->quantity},        {"max_abs", d->max_abs},
-            {"relative", d->relative},        {"scale", d->scale},
-            {"tolerance", d->tolerance},      {"rounding_noise", d->noise},
+    return {{"quantity", d->quantity},
+            {"max_abs", d->max_abs},
+            {"relative", d->relative},
+            {"scale", d->scale},
+            {"tolerance", d->tolerance},
+            {"spread", d->noise},
+            {"determined", d->determined},
             {"undetermined", d->undetermined}};
 }
 
@@ -43,6 +47,7 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
             b["not_compared"] = c.comparison.not_compared;
             b["worst_abs"] = difference_json(c.comparison.worst_abs());
             b["worst_relative"] = difference_json(c.comparison.worst_relative());
+            b["undetermined_quantities"] = c.comparison.undetermined_quantities();
             b["differences"] = nlohmann::json::array();
             for (const auto& d : c.comparison.differences)
                 b["differences"].push_back(difference_json(&d));

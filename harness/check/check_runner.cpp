@@ -22,13 +22,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The baseline: a config entry of that name, the oracle, or a plugin with its defaults.
 run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest& request) {
     run::WorkerJob job;
     job.config_path = request.config_path;
     job.unit = request.unit;
     job.backend = run::PluginDefaults{request.baseline, "cpu"};
+    if (request.baseline == kOracle) {
+        job.backend = run::PluginDefaults{"reference", "cpu"};
+        job.options["precision"] = "fp64";
+    }
     for (size_t i = 0; i < config.backends.size(); ++i)
-        if (config.backends[i].name == request.baseline) job.backend = static_cast<int>(i);
+        if (config.backends[i].name == request.baseline) {
+            job.backend = static_cast<int>(i);
+            job.options.clear();
+        }
+    return job;
+}
+
+// Member `m` of the rounding-noise ensemble at `bits` significand bits.
+run::WorkerJob ensemble_job(const CheckRequest& request, int m, int bits) {
+    run::WorkerJob job;
+    job.config_path = request.config_path;
+    job.unit = request.unit;
+    job.backend = run::PluginDefaults{"reference", "cpu"};
+    job.options = ensemble_member_options(m, bits);
     return job;
 }
 
@@ -76,6 +94,10 @@ std::string baseline_problem(const config::RunConfig& config, const results::Bac
 
 }  // namespace
 
+std::map<std::string, std::string> ensemble_member_options(int m, int bits) {
+    return {{"rounding_seed", std::to_string(m + 1)}, {"rounding_bits", std::to_string(bits)}};
+}
+
 results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
                                 const fs::path& dir, int perturb_bits) {
     job.overrides = {0, steps};
@@ -113,21 +135,30 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     for (size_t i = 0; i < graph.tensors.size(); ++i)
         replay.initial[graph.tensors[i].name] = initial[i];
 
-    // The baseline from weights one ulp away, per precision the backends compute in (float32
-    // first, then each reduced precision when a backend needs it).
-    std::map<int, StepCapture> noise;
-    auto noise_at = [&](int bits) -> const StepCapture* {
-        if (auto it = noise.find(bits); it != noise.end()) return &it->second;
-        std::fprintf(stderr, "baseline %s from weights one %d-bit ulp away: %d steps\n",
-                     request.baseline.c_str(), bits, request.steps);
-        const fs::path dir = scratch.path() / fmt::format("baseline-perturbed-{}", bits);
-        const results::BackendRun run = run_capture(config, base, request.steps, dir, bits);
-        outcome.baseline_problem =
-            baseline_problem(config, run, run::timeout_of(config, run::entry_for(config, base)));
-        if (!outcome.baseline_problem.empty()) return nullptr;
-        return &noise.emplace(bits, read_capture(graph, run, dir)).first->second;
+    // The rounding-noise ensemble, per precision the backends compute in (float32 first, then
+    // each reduced precision when a backend needs it).
+    std::map<int, std::vector<StepCapture>> ensembles;
+    auto ensemble_at = [&](int bits) -> const std::vector<StepCapture>* {
+        if (auto it = ensembles.find(bits); it != ensembles.end()) return &it->second;
+        std::vector<StepCapture> members;
+        for (int m = 0; m < kEnsembleSize && !run::interrupted(); ++m) {
+            std::fprintf(stderr, "rounding-noise ensemble, %d significand bits: member %d of %d, "
+                                 "%d steps\n",
+                         bits, m + 1, kEnsembleSize, request.steps);
+            const run::WorkerJob job = ensemble_job(request, m, bits);
+            const fs::path dir = scratch.path() / fmt::format("ensemble-{}-{}", bits, m);
+            const results::BackendRun run = run_capture(config, job, request.steps, dir);
+            outcome.baseline_problem = baseline_problem(
+                config, run, run::timeout_of(config, run::entry_for(config, job)));
+            if (!outcome.baseline_problem.empty()) {
+                outcome.baseline_problem = "rounding-noise ensemble: " + outcome.baseline_problem;
+                return nullptr;
+            }
+            members.push_back(read_capture(graph, run, dir));
+        }
+        return &ensembles.emplace(bits, std::move(members)).first->second;
     };
-    if (!noise_at(24)) return outcome;
+    if (!ensemble_at(24)) return outcome;
 
     for (int index : request.entries) {
         const int* base_entry = std::get_if<int>(&base.backend);
@@ -144,10 +175,10 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         if (check.run.status == results::Status::ok) {
             const Tolerance tolerance = request.unit >= 0 ? layer_tolerance_for(check.run.math_mode)
                                                           : tolerance_for(check.run.math_mode);
-            const StepCapture* rounding_noise = noise_at(tolerance.significand_bits);
-            if (!rounding_noise) return outcome;
+            const std::vector<StepCapture>* ensemble = ensemble_at(tolerance.significand_bits);
+            if (!ensemble) return outcome;
             check.comparison = compare(read_capture(graph, check.run, dir), expected, tolerance,
-                                       rounding_noise, &replay);
+                                       ensemble, &replay);
             if (!check.comparison.pass) check.run.status = results::Status::mismatch;
         }
         outcome.checks.push_back(std::move(check));

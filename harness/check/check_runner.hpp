@@ -1,5 +1,6 @@
-// `harness check`: the baseline and every selected backend run K steps from the same weights and
-// data, each in its own worker process; their captures are compared tensor by tensor.
+// `harness check`: the baseline (by default the float64 oracle), the rounding-noise ensemble and
+// every selected backend run K steps from the same weights and data, each in its own worker
+// process; their captures are compared tensor by tensor.
 #pragma once
 
 #include "check/comparison.hpp"
@@ -9,15 +10,26 @@
 #include "run/worker_launch.hpp"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace harness::check {
 
+// The default baseline: the reference plugin in float64 (unless a config entry has this name).
+inline const std::string kOracle = "reference-fp64";
+// Members of the rounding-noise ensemble (docs/conformance.md).
+constexpr int kEnsembleSize = 6;
+
+// The reference plugin's options of member `m` (from 0) of the ensemble at `bits` significand
+// bits: its own seed of random rounding (plugins/reference/random_rounding.hpp).
+std::map<std::string, std::string> ensemble_member_options(int m, int bits);
+
 struct CheckRequest {
     std::string config_path;
     std::vector<int> entries;  // config entries to check (the baseline's own entry is skipped)
-    std::string baseline = "reference";  // a config entry's name, or else a plugin name (cpu)
+    // A config entry's name, kOracle, or else a plugin name (run on cpu with its defaults).
+    std::string baseline = kOracle;
     int steps = 2;
     // Non-negative: check layer configuration `unit` of the model alone (model::layer_units,
     // model::unit_graph) with the tolerances of one layer (layer_tolerance_for), not the model.

@@ -13,9 +13,12 @@ namespace {
 // Under a comparison that failed: every quantity outside its tolerance.
 void write_out_of_bounds(std::ostream& out, const Comparison& cmp, const std::string& prefix) {
     for (const auto& d : cmp.differences)
-        if (!d.within())
-            out << fmt::format("    {}{:<52} relative {:.3g} > {:.3g} (max abs {:.3g})\n", prefix,
-                               d.quantity, d.relative, d.tolerance, d.max_abs);
+        if (d.out_of_bounds())
+            out << fmt::format(
+                "    {}{:<52} relative {:.3g} > {:.3g} (spread {:.3g}, {:.3g} times it; max abs "
+                "{:.3g})\n",
+                prefix, d.quantity, d.relative, d.tolerance, d.noise,
+                d.noise > 0 ? d.relative / d.noise : 0.0, d.max_abs);
 }
 
 const BackendCheck* check_of(const CheckOutcome& outcome, const std::string& backend) {
@@ -41,8 +44,9 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
         out_ << "baseline failed: " << outcome.baseline_problem << "\n";
         return;
     }
-    out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {:>10}  {:<44} {:>10}  {}\n", "backend", "device",
-                        "math", "verdict", "worst rel", "where", "worst abs", "tolerance");
+    out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {:>10} {:>10} {:>8}  {:<44} {}\n", "backend",
+                        "device", "math", "verdict", "worst rel", "spread", "/ tol", "where",
+                        "tolerance");
     for (const auto& c : outcome.checks) {
         if (!compared(c)) {
             out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {}\n", c.run.backend, c.run.device,
@@ -56,11 +60,15 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
             continue;
         }
         const Difference* rel = cmp.worst_relative();
-        const Difference* abs = cmp.worst_abs();
-        out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {:>10.3g}  {:<44} {:>10.3g}  {}\n",
+        out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {:>10.3g} {:>10.3g} {:>8.2g}  {:<44} {}\n",
                             c.run.backend, c.run.device, c.run.math_mode, verdict_of(c),
-                            rel ? rel->relative : 0.0, rel ? rel->quantity : "",
-                            abs ? abs->max_abs : 0.0, cmp.tolerance.label);
+                            rel ? rel->relative : 0.0, rel ? rel->noise : 0.0,
+                            rel ? rel->ratio() : 0.0, rel ? rel->quantity : "",
+                            cmp.tolerance.label);
+        if (const int n = cmp.undetermined_quantities(); n > 0)
+            out_ << fmt::format("    {} quantit{} undetermined in {} (the ensemble's spread at "
+                                "least {:.2g} of their size; in the JSON)\n",
+                                n, n == 1 ? "y" : "ies", c.run.math_mode, kUndeterminedSpread);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
         for (const auto& n : cmp.not_compared) out_ << "    not compared: " << n << "\n";
     }

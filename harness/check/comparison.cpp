@@ -8,8 +8,6 @@ namespace harness::check {
 
 namespace {
 
-constexpr double kNoiseFactor = 10;
-
 double max_magnitude(const std::vector<float>& v) {
     double m = 0;
     for (float x : v) m = std::max(m, std::fabs(static_cast<double>(x)));
@@ -129,8 +127,13 @@ const Difference* Comparison::worst_abs() const {
 const Difference* Comparison::worst_relative() const {
     const Difference* worst = nullptr;
     for (const auto& d : differences)
-        if (!worst || d.ratio() > worst->ratio()) worst = &d;
+        if (d.determined && (!worst || !(d.ratio() <= worst->ratio()))) worst = &d;
     return worst;
+}
+
+int Comparison::undetermined_quantities() const {
+    return static_cast<int>(std::count_if(differences.begin(), differences.end(),
+                                          [](const Difference& d) { return !d.determined; }));
 }
 
 namespace {
@@ -292,43 +295,56 @@ std::vector<double> replay_rmsprop(const hb_optimizer& o, const std::vector<floa
     return p;
 }
 
+namespace {
+
+// Each quantity's relative distance of `member` from `baseline`, measured as measure() measures
+// the candidate's; with `replay`, the running statistics against their movement too.
+std::map<std::string, double> distances(const StepCapture& member, const StepCapture& baseline,
+                                        const Tolerance& tolerance, const UpdateReplay* replay) {
+    std::map<std::string, double> of;
+    const Comparison c = measure(member, baseline, tolerance, nullptr);
+    if (!c.problem.empty()) return of;
+    for (const auto& d : c.differences) of[d.quantity] = d.relative;
+    if (!replay) return of;
+    for (const auto& [name, expected] : baseline.state) {
+        auto m = member.state.find(name);
+        auto init = replay->initial.find(name);
+        if (m == member.state.end() || init == replay->initial.end() ||
+            m->second.size() != expected.size() || init->second.size() != expected.size())
+            continue;
+        of["state " + name] = tensor_difference("", m->second, expected, {},
+                                                tolerance.state_floor, tolerance.state,
+                                                &init->second)
+                                  .relative;
+    }
+    return of;
+}
+
+}  // namespace
+
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const StepCapture* rounding_noise,
+                   const Tolerance& tolerance, const std::vector<StepCapture>* ensemble,
                    const UpdateReplay* replay) {
     Comparison out = measure(candidate, baseline, tolerance, replay);
     if (!out.problem.empty()) return out;
-    if (rounding_noise) {
-        // The noise of each quantity, by name; "update" quantities compare the backend with
-        // itself and take none.
-        const Comparison noise = measure(*rounding_noise, baseline, tolerance, nullptr);
-        std::map<std::string, double> noise_of;
-        for (const auto& d : noise.differences) noise_of[d.quantity] = d.relative;
-        if (replay) {
-            // State quantities measured the way `out` measures them: against the movement.
-            for (const auto& [name, expected] : baseline.state) {
-                auto n = rounding_noise->state.find(name);
-                auto init = replay->initial.find(name);
-                if (n == rounding_noise->state.end() || init == replay->initial.end() ||
-                    n->second.size() != expected.size() || init->second.size() != expected.size())
-                    continue;
-                noise_of["state " + name] =
-                    tensor_difference("", n->second, expected, {}, tolerance.state_floor,
-                                      tolerance.state, &init->second)
-                        .relative;
-            }
+    if (ensemble && !ensemble->empty()) {
+        std::map<std::string, double> spread;
+        for (const StepCapture& member : *ensemble)
+            for (const auto& [quantity, distance] : distances(member, baseline, tolerance, replay))
+                spread[quantity] = std::isfinite(distance)
+                                       ? std::max(spread[quantity], distance)
+                                       : std::numeric_limits<double>::infinity();
+        for (Difference& d : out.differences) {
+            if (d.quantity.rfind("update ", 0) == 0) continue;
+            auto it = spread.find(d.quantity);
+            if (it == spread.end()) continue;
+            d.noise = it->second;
+            d.determined = d.noise < kUndeterminedSpread;
+            if (std::isfinite(d.noise)) d.tolerance = std::max(d.tolerance, kNoiseFactor * d.noise);
         }
-        if (noise.problem.empty())
-            for (Difference& d : out.differences) {
-                if (d.quantity.rfind("update ", 0) == 0) continue;
-                auto it = noise_of.find(d.quantity);
-                if (it == noise_of.end()) continue;
-                d.noise = it->second;
-                if (std::isfinite(d.noise))
-                    d.tolerance = std::max(d.tolerance, kNoiseFactor * d.noise);
-            }
     }
-    out.pass = std::all_of(out.differences.begin(), out.differences.end(),
-                           [](const Difference& d) { return d.within(); });
+    out.pass = std::none_of(out.differences.begin(), out.differences.end(),
+                            [](const Difference& d) { return d.out_of_bounds(); });
     return out;
 }
 

@@ -60,12 +60,18 @@ struct Difference {
     double relative = 0;   // max_abs over the scale below
     double scale = 0;      // what max_abs is measured against
     double tolerance = 0;
-    double noise = 0;  // the baseline's own relative difference under rounding noise
+    // The rounding-noise ensemble's spread: the largest relative distance of one of its members
+    // from the baseline, measured as this quantity is (0: no ensemble).
+    double noise = 0;
+    // False when that spread is comparable to the quantity itself (kUndeterminedSpread): the
+    // format cannot determine it at this data, and it is neither a pass nor a mismatch.
+    bool determined = true;
     // Of the tolerance: elements whose difference is at most this many units of their own
     // magnitude count as equal (the rounding of a stored value; "update" quantities only).
     double rounding = 0;
     int64_t undetermined = 0;  // elements left out (see compare)
     bool within() const { return relative <= tolerance; }
+    bool out_of_bounds() const { return determined && !within(); }
     double ratio() const { return relative / tolerance; }  // over 1: out of bounds
 };
 
@@ -77,8 +83,15 @@ struct Comparison {
     // Quantities the baseline has and the backend could not give, with why.
     std::vector<std::string> not_compared;
     const Difference* worst_abs() const;
-    const Difference* worst_relative() const;  // the largest relative / tolerance ratio
+    // The largest relative / tolerance ratio among the determined quantities.
+    const Difference* worst_relative() const;
+    int undetermined_quantities() const;
 };
+
+// A quantity's tolerance is at least this many times the ensemble's spread.
+constexpr double kNoiseFactor = 10;
+// A quantity whose ensemble spread reaches this fraction of its scale is undetermined.
+constexpr double kUndeterminedSpread = 0.5;
 
 // Relative errors are normwise per tensor: max|a - b| over a scale. A gradient tensor is measured
 // against max|baseline|, or at least a fraction of the largest gradient in the network
@@ -104,17 +117,15 @@ struct Comparison {
 //   baseline step-1 gradient is within the gradient tolerance of zero (the direction RMSProp moves
 //   them is not determined in float32) are left out and counted as `undetermined`.
 //
-// `rounding_noise`, when given, is the baseline's own capture from weights moved by one ulp of
-// the format the backend computes in (data/perturbation.hpp, Tolerance::significand_bits): how
-// far this model lets rounding at that precision carry the baseline from itself. The tolerance of
-// each loss, gradient and state quantity is then the larger of the math mode's and ten times that
-// noise, since a correct backend rounds differently but not ten times worse. In bf16 a small
-// network can amplify rounding to the point where some gradients are not determined at all; the
-// noise says so, and the tolerance follows it. Some quantities are ill-conditioned (a batchnorm
-// over few values, a ReLU or max-pool decision within rounding); the noise measures it instead of
-// guessing. "update" quantities take no noise: they compare the backend with itself.
+// `ensemble`, when given, is the rounding-noise ensemble (docs/conformance.md): captures of the
+// same step computed by implementations that round differently from one another at the precision
+// the backend computes in (Tolerance::significand_bits). Each quantity's spread is the largest
+// distance of a member from the baseline, measured as the quantity is; its tolerance is then the
+// larger of the math mode's floor and kNoiseFactor times that spread, and a quantity whose spread
+// reaches kUndeterminedSpread is undetermined: reported with its spread, not a pass nor a
+// mismatch. "update" quantities take no noise: they compare the backend with itself.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const StepCapture* rounding_noise = nullptr,
+                   const Tolerance& tolerance, const std::vector<StepCapture>* ensemble = nullptr,
                    const UpdateReplay* replay = nullptr);
 
 }  // namespace harness::check

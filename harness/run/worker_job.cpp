@@ -7,14 +7,17 @@
 namespace harness::run {
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job) {
-    if (const int* index = std::get_if<int>(&job.backend))
-        return config.backends.at(static_cast<size_t>(*index));
-    const PluginDefaults& p = std::get<PluginDefaults>(job.backend);
     config::BackendEntry entry;
-    entry.name = p.plugin;
-    entry.plugin = p.plugin;
-    entry.device = p.device;
-    entry.placement = config.placement;
+    if (const int* index = std::get_if<int>(&job.backend)) {
+        entry = config.backends.at(static_cast<size_t>(*index));
+    } else {
+        const PluginDefaults& p = std::get<PluginDefaults>(job.backend);
+        entry.name = p.plugin;
+        entry.plugin = p.plugin;
+        entry.device = p.device;
+        entry.placement = config.placement;
+    }
+    for (const auto& [key, value] : job.options) entry.options[key] = value;
     return entry;
 }
 
@@ -80,6 +83,8 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
     else
         argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
                                  "--device", std::get<PluginDefaults>(job.backend).device});
+    for (const auto& [key, value] : job.options)
+        argv.insert(argv.end(), {"--option", key + "=" + value});
     if (job.profiling.steps > 0)
         argv.insert(argv.end(), {"--profile-steps", std::to_string(job.profiling.steps)});
     if (!job.profiling.trace_dir.empty())

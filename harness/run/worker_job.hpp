@@ -7,6 +7,7 @@
 #include "results/record.hpp"
 #include "run/profiling.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -45,6 +46,8 @@ struct LayerTiming {
 struct WorkerJob {
     std::string config_path;
     std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
+    // Plugin options over the entry's own, key by key (a check's noise run of the baseline).
+    std::map<std::string, std::string> options;
     StepCounts overrides;
     std::string result_path;
     std::optional<Capture> capture;           // absent: a timed run

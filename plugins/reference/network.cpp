@@ -76,7 +76,14 @@ double Network<T>::forward(const T* input, const T* target, int first_layer) {
         throw hb::Error("forward: cannot start at layer " + std::to_string(first_layer));
     input_data_ = input;
     target_data_ = target;
-    for (int i = first_layer; i < static_cast<int>(layers_.size()); ++i) forward_layer(i);
+    ++passes_;
+    for (int i = first_layer; i < static_cast<int>(layers_.size()); ++i) {
+        forward_layer(i);
+        const Layer& layer = layers_[static_cast<size_t>(i)];
+        if (layer.kind != HB_LAYER_MSE_LOSS)
+            round_randomly_at(2 * static_cast<uint64_t>(i), values_[layer.output].data(),
+                              values_[layer.output].size());
+    }
     forward_done_ = true;
     const hb::EventLog::Scope event(events_, "loss sum", -1, HB_PHASE_LOSS);
     double loss = 0;
@@ -155,17 +162,26 @@ void Network<T>::backward(const std::function<void(int)>& final) {
         const hb::EventLog::Scope event(events_, "gradient zeroing", -1, HB_PHASE_OTHER);
         for (auto& g : gradients_) std::fill(g.begin(), g.end(), T(0));
     }
+    const uint64_t gradient_sites = 2 * layers_.size();
     size_t next = 0;
     const auto complete_from = [&](int layer) {
-        for (; next < completed_by_.size() && completed_by_[next] >= layer; ++next)
+        for (; next < completed_by_.size() && completed_by_[next] >= layer; ++next) {
+            std::vector<T>& g = gradients_[static_cast<size_t>(gradient_order_[next])];
+            round_randomly_at(gradient_sites + static_cast<uint64_t>(gradient_order_[next]),
+                              g.data(), g.size());
             if (final) final(static_cast<int>(next));
+        }
     };
     complete_from(static_cast<int>(layers_.size()));
     for (int i = static_cast<int>(layers_.size()) - 1; i >= 0; --i) {
         const Layer& layer = layers_[static_cast<size_t>(i)];
         const bool reaches_loss =
             layer.kind == HB_LAYER_MSE_LOSS || !value_gradients_[layer.output].empty();
-        if (reaches_loss) backward_layer(i);
+        if (reaches_loss) {
+            std::vector<T>& dy = value_gradients_[layer.output];
+            round_randomly_at(2 * static_cast<uint64_t>(i) + 1, dy.data(), dy.size());
+            backward_layer(i);
+        }
         gradient_pool_.release(std::move(value_gradients_[layer.output]));
         complete_from(i);
     }
@@ -176,6 +192,13 @@ void Network<T>::backward(const std::function<void(int)>& final) {
             input_gradient_.assign(static_cast<size_t>(value_dims_[input_].elements()), T(0));
     }
     for (auto& g : value_gradients_) gradient_pool_.release(std::move(g));
+    round_randomly_at(gradient_sites + gradients_.size(), input_gradient_.data(),
+                      input_gradient_.size());
+}
+
+template <class T>
+void Network<T>::round_randomly_at(uint64_t site, T* data, size_t n) {
+    round_randomly(pool_, rounding_, (passes_ << 32) | site, data, static_cast<int64_t>(n));
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 #include "hb/graph.hpp"
 #include "hb/profile.hpp"
 #include "layers.hpp"
+#include "random_rounding.hpp"
 #include "thread_pool.hpp"
 
 #include <cstdint>
@@ -57,6 +58,9 @@ public:
     // none), and that gradient after the last backward().
     void set_input_gradient(bool wanted) { input_gradient_wanted_ = wanted; }
     const std::vector<T>& input_gradient() const { return input_gradient_; }
+    // Every layer's results (outputs, the gradients it sends back, the parameter and input
+    // gradients) rounded randomly (random_rounding.hpp) from the next forward() on; off by default.
+    void set_random_rounding(const RandomRounding& r) { rounding_ = r; }
 
     // The events of a profiled step (docs/design.md §3 "Profiling"): forward and backward add
     // one per layer pass (a convolution's backward two: weights, then data), the caller its own.
@@ -83,6 +87,8 @@ private:
     };
 
     void forward_layer(int index);
+    // Rounds data[0, n) at `site` of this pass (random_rounding.hpp), when rounding randomly.
+    void round_randomly_at(uint64_t site, T* data, size_t n);
     void backward_layer(int index);
     T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }
     T* gradient_data(int i) { return i < 0 ? nullptr : gradients_[i].data(); }
@@ -110,6 +116,8 @@ private:
     const T* target_data_ = nullptr;
     bool forward_done_ = false;
     hb::EventLog events_;
+    RandomRounding rounding_;
+    uint64_t passes_ = 0;  // forward passes so far: each rounds at sites of its own
 };
 
 extern template class Network<float>;

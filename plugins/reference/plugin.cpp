@@ -26,8 +26,8 @@ public:
         info.name = HB_PLUGIN_NAME;
         info.version = "1.0.0";
         info.description =
-            "Plain C++ float32 CPU backend (im2col + blocked GEMM, std::thread); the conformance "
-            "oracle";
+            "Plain C++ CPU backend (im2col + blocked GEMM, std::thread), float32 or float64; in "
+            "float64 the conformance oracle";
         info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
                             HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
                             HB_CAP_INPUT_GRADIENT;
@@ -36,12 +36,12 @@ public:
         cpu.name = "cpu";
         cpu.description = hb::cpu_description();
         info.devices = {cpu};
-        info.options = reference::ReferenceSession::option_specs();
+        info.options = reference::option_specs();
         return info;
     }
 
     std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {
-        return std::make_unique<reference::ReferenceSession>(desc);
+        return reference::make_session(desc);
     }
 };
 

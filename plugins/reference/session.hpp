@@ -1,5 +1,6 @@
-// A training session of the reference backend: the graph executed in float32 on the CPU, updated
-// with RMSProp after every step.
+// A training session of the reference backend: the graph executed on the CPU in float32 (T =
+// float), or in float64 (T = double: the check's oracle), updated with RMSProp after every step.
+// The ABI hands over and reads back float32 whatever T is.
 #pragma once
 
 #include "hb/plugin.hpp"
@@ -8,20 +9,38 @@
 #include "thread_pool.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace reference {
 
-class ReferenceSession : public hb::Session {
+// The options it takes, as the plugin declares them: `threads` (default: the hardware's thread
+// count), `gemm_kernel` (auto, portable or avx2_fma; auto picks the fastest this CPU runs),
+// `precision` (fp32, the default, or fp64) and `rounding_seed` with `rounding_bits` (a member of
+// the check's rounding-noise ensemble: random_rounding.hpp; float32 only).
+const std::vector<hb::OptionSpec>& option_specs();
+
+struct Settings {
+    int threads = 1;
+    TileKernel kernel = TileKernel::portable;
+    bool fp64 = false;
+    RandomRounding rounding;
+    hb_placement placement = HB_PLACEMENT_DEVICE;
+    hb_optimizer optimizer{};
+};
+// Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and those options.
+Settings parse_settings(const hb_session_desc& desc);
+
+// A session of the precision `desc` asks for.
+std::unique_ptr<hb::Session> make_session(const hb_session_desc& desc);
+
+template <class T>
+class ReferenceSessionOf : public hb::Session {
 public:
-    // The options it takes, as the plugin declares them: `threads` (default: the hardware's
-    // thread count) and `gemm_kernel` (auto, portable or avx2_fma; auto picks the fastest this
-    // CPU runs).
-    static const std::vector<hb::OptionSpec>& option_specs();
-    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and those options. Copies
-    // everything it needs from `desc`.
-    explicit ReferenceSession(const hb_session_desc& desc);
+    // Copies everything it needs from `desc`; the first form also checks that `desc` asks for T.
+    explicit ReferenceSessionOf(const hb_session_desc& desc);
+    ReferenceSessionOf(const hb_session_desc& desc, const Settings& settings);
 
     void load_state(const float* const* tensors) override;
     void load_optimizer_state(const float* const* square_averages) override;
@@ -38,7 +57,8 @@ public:
     void set_profiling(bool enabled) override;
     const std::vector<hb_event>& events() override;
     // The step in two halves (docs/design.md §3): step() is forward_backward() then
-    // apply_update(), which reads the gradients where the buffers point.
+    // apply_update(), which reads the gradients where the buffers point (float32 only: in
+    // float64 there are no float32 buffers to hand out).
     std::vector<hb_gradient_buffer> gradient_buffers() override;
     hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
     hb::StepResult apply_update() override;
@@ -46,20 +66,16 @@ public:
     int threads() const { return pool_.size(); }
 
 private:
-    struct Settings {
-        int threads = 1;
-        TileKernel kernel = TileKernel::portable;
-        hb_placement placement = HB_PLACEMENT_DEVICE;
-        hb_optimizer optimizer{};
-    };
-    static Settings parse(const hb_session_desc& desc);
-
     Settings settings_;
     ThreadPool pool_;
-    Network<float> network_;
-    std::vector<RmsPropState<float>> optimizer_state_;  // per tensor; empty for running statistics
-    std::vector<std::vector<float>> inputs_, targets_;
-    std::vector<float> staged_input_, staged_target_;  // host placement: this step's batch
+    Network<T> network_;
+    std::vector<RmsPropState<T>> optimizer_state_;  // per tensor; empty for running statistics
+    std::vector<std::vector<T>> inputs_, targets_;
+    std::vector<T> staged_input_, staged_target_;  // host placement: this step's batch
 };
+
+extern template class ReferenceSessionOf<float>;
+extern template class ReferenceSessionOf<double>;
+using ReferenceSession = ReferenceSessionOf<float>;
 
 }  // namespace reference

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# harness check on one config with data.seed set to each of a range, one line per seed: each
+# backend's verdict and its worst quantity against its tolerance. The check's verdict must not
+# depend on which seed a config happens to use (docs/conformance.md).
+#
+#   scripts/check-seeds.sh [CONFIG] [FIRST] [LAST] [-- harness check options...]
+#   e.g. scripts/check-seeds.sh configs/check.yaml 1 12 --backends onednn,libtorch-cpu
+set -euo pipefail
+cd "$(dirname "$0")/.."
+config=${1:-configs/check.yaml}
+first=${2:-1}
+last=${3:-12}
+shift $(($# < 3 ? $# : 3))
+[[ "${1:-}" == "--" ]] && shift
+harness=${HARNESS:-build/harness}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+for seed in $(seq "$first" "$last"); do
+  copy="$work/$(basename "$config")"
+  # The same config with only data.seed changed (the line under `data:`).
+  awk -v seed="$seed" '
+    /^data:/ { in_data = 1 }
+    /^[^ #]/ && !/^data:/ { in_data = 0 }
+    in_data && /^  seed:/ { print "  seed: " seed; next }
+    { print }' "$config" > "$copy"
+  grep -q "^  seed: $seed\$" "$copy" || { echo "check-seeds: $config has no data.seed" >&2; exit 2; }
+  status=0
+  "$harness" check "$copy" --json "$@" > "$work/check.json" 2> "$work/check.log" || status=$?
+  if [[ $status -gt 1 ]]; then
+    echo "seed $seed: harness check exited $status"; tail -3 "$work/check.log"; continue
+  fi
+  python3 - "$seed" "$work/check.json" <<'PY'
+import json, sys
+seed, path = sys.argv[1], sys.argv[2]
+j = json.load(open(path))
+if j["baseline_problem"]:
+    print(f"seed {seed}: baseline failed: {j['baseline_problem']}")
+    sys.exit()
+cells = []
+for b in j["backends"]:
+    w = b.get("worst_relative")
+    cell = f"{b['backend']} {b['verdict']}"
+    if w:
+        cell += f" {w['relative'] / w['tolerance']:.2g}"
+        if b["verdict"] == "MISMATCH":
+            cell += f" ({w['quantity']} {w['relative']:.3g} > {w['tolerance']:.3g})"
+    undetermined = sum(1 for d in b.get("differences", []) if not d.get("determined", True))
+    if undetermined:
+        cell += f" [{undetermined} undetermined]"
+    cells.append(cell)
+print(f"seed {seed}: " + "; ".join(cells))
+PY
+done
