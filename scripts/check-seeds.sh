@@ -4,7 +4,8 @@
 # depend on which seed a config happens to use (docs/conformance.md).
 #
 #   scripts/check-seeds.sh [CONFIG] [FIRST] [LAST] [-- harness check options...]
-#   e.g. scripts/check-seeds.sh configs/check.yaml 1 12 --backends onednn,libtorch-cpu
+#   e.g. scripts/check-seeds.sh configs/check.yaml 1 12 -- --backends onednn,libtorch-cpu
+# KEEP=DIR keeps each seed's `harness check --json` as DIR/seed-N.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=${1:-configs/check.yaml}
@@ -27,9 +28,10 @@ for seed in $(seq "$first" "$last"); do
   grep -q "^  seed: $seed\$" "$copy" || { echo "check-seeds: $config has no data.seed" >&2; exit 2; }
   status=0
   "$harness" check "$copy" --json "$@" > "$work/check.json" 2> "$work/check.log" || status=$?
-  if [[ $status -gt 1 ]]; then
+  if [[ $status -gt 1 ]] || ! [[ -s "$work/check.json" ]]; then
     echo "seed $seed: harness check exited $status"; tail -3 "$work/check.log"; continue
   fi
+  if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/check.json" "$KEEP/seed-$seed.json"; fi
   python3 - "$seed" "$work/check.json" <<'PY'
 import json, sys
 seed, path = sys.argv[1], sys.argv[2]

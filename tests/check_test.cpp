@@ -582,6 +582,7 @@ TEST(HarnessCheckLayers, AConfigurationsCaptureHoldsItsOwnTensorsAndItsProbes) {
                     expected.insert("gradient " + t.name);
                     expected.insert("update " + t.name);
                 } else {
+                    expected.insert("state-1 " + t.name);
                     expected.insert("state " + t.name);
                 }
                 probes += t.name.rfind("probe", 0) == 0;

@@ -62,6 +62,13 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
         capture.state[t.name] =
             data::read_npy((dir / "state" / (t.name + ".npy")).string(), &shape);
     }
+    if (fs::exists(dir / "state-1"))
+        for (const auto& t : graph.tensors)
+            if (!t.trainable()) {
+                std::vector<int64_t> shape;
+                capture.first_state[t.name] =
+                    data::read_npy((dir / "state-1" / (t.name + ".npy")).string(), &shape);
+            }
     if (fs::exists(dir / "input-gradient.npy")) {
         std::vector<int64_t> shape;
         capture.input_gradient = data::read_npy((dir / "input-gradient.npy").string(), &shape);

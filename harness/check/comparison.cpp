@@ -89,6 +89,8 @@ Masks determined_updates(const std::map<std::string, std::vector<float>>& gradie
 Tolerance tolerance_for(const std::string& math_mode) {
     if (math_mode == "fp32" || math_mode.empty())
         return {"fp32 strict", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
+    if (math_mode == "fp64")
+        return {"fp64 (fp32 strict tolerances)", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
     if (math_mode == "tf32")
         return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true, 11, 1e-2, 0};
     if (math_mode == "fp16")
@@ -216,6 +218,27 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
         }
     }
 
+    // The running statistics after step 1: they depend on its forward pass alone, not on which
+    // way RMSProp moved a parameter whose gradient is within rounding of zero.
+    for (const auto& [name, expected] : baseline.first_state) {
+        auto it = candidate.first_state.find(name);
+        if (it == candidate.first_state.end()) continue;
+        if (it->second.size() != expected.size()) {
+            out.problem = "state-1 " + name + ": " + std::to_string(it->second.size()) +
+                          " elements, baseline has " + std::to_string(expected.size());
+            return out;
+        }
+        const std::vector<float>* initial = nullptr;
+        if (replay) {
+            auto found = replay->initial.find(name);
+            if (found != replay->initial.end() && found->second.size() == expected.size())
+                initial = &found->second;
+        }
+        out.differences.push_back(tensor_difference("state-1 " + name, it->second, expected, {},
+                                                    tolerance.state_floor, tolerance.state,
+                                                    initial));
+    }
+
     const Masks masks =
         replay ? Masks{} : determined_updates(baseline.gradients, floor, tolerance.gradient);
     const double rounding = static_cast<double>(candidate.losses.size()) *
@@ -298,25 +321,13 @@ std::vector<double> replay_rmsprop(const hb_optimizer& o, const std::vector<floa
 namespace {
 
 // Each quantity's relative distance of `member` from `baseline`, measured as measure() measures
-// the candidate's; with `replay`, the running statistics against their movement too.
+// the candidate's.
 std::map<std::string, double> distances(const StepCapture& member, const StepCapture& baseline,
                                         const Tolerance& tolerance, const UpdateReplay* replay) {
     std::map<std::string, double> of;
-    const Comparison c = measure(member, baseline, tolerance, nullptr);
+    const Comparison c = measure(member, baseline, tolerance, replay);
     if (!c.problem.empty()) return of;
     for (const auto& d : c.differences) of[d.quantity] = d.relative;
-    if (!replay) return of;
-    for (const auto& [name, expected] : baseline.state) {
-        auto m = member.state.find(name);
-        auto init = replay->initial.find(name);
-        if (m == member.state.end() || init == replay->initial.end() ||
-            m->second.size() != expected.size() || init->second.size() != expected.size())
-            continue;
-        of["state " + name] = tensor_difference("", m->second, expected, {},
-                                                tolerance.state_floor, tolerance.state,
-                                                &init->second)
-                                  .relative;
-    }
     return of;
 }
 

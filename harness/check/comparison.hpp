@@ -21,6 +21,9 @@ struct StepCapture {
     std::vector<std::map<std::string, std::vector<float>>> later_gradients;
     // The gradient of step 1's input batch; empty when the plugin cannot give it.
     std::vector<float> input_gradient;
+    // Every tensor after step 1, where the capture has it (the BN running statistics are
+    // compared there too: they depend on step 1's forward pass alone).
+    std::map<std::string, std::vector<float>> first_state;
 };
 
 // What every backend started from: with it, each trainable tensor's state after the last step is
@@ -89,7 +92,7 @@ struct Comparison {
 };
 
 // A quantity's tolerance is at least this many times the ensemble's spread.
-constexpr double kNoiseFactor = 10;
+constexpr double kNoiseFactor = 5;
 // A quantity whose ensemble spread reaches this fraction of its scale is undetermined.
 constexpr double kUndeterminedSpread = 0.5;
 

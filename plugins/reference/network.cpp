@@ -3,6 +3,7 @@
 #include "hb/graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace reference {
 
@@ -81,8 +82,7 @@ double Network<T>::forward(const T* input, const T* target, int first_layer) {
         forward_layer(i);
         const Layer& layer = layers_[static_cast<size_t>(i)];
         if (layer.kind != HB_LAYER_MSE_LOSS)
-            round_randomly_at(2 * static_cast<uint64_t>(i), values_[layer.output].data(),
-                              values_[layer.output].size());
+            round_randomly_at(site(i, 0, 0), values_[layer.output], forward_sums(layer));
     }
     forward_done_ = true;
     const hb::EventLog::Scope event(events_, "loss sum", -1, HB_PHASE_LOSS);
@@ -162,13 +162,11 @@ void Network<T>::backward(const std::function<void(int)>& final) {
         const hb::EventLog::Scope event(events_, "gradient zeroing", -1, HB_PHASE_OTHER);
         for (auto& g : gradients_) std::fill(g.begin(), g.end(), T(0));
     }
-    const uint64_t gradient_sites = 2 * layers_.size();
     size_t next = 0;
     const auto complete_from = [&](int layer) {
         for (; next < completed_by_.size() && completed_by_[next] >= layer; ++next) {
-            std::vector<T>& g = gradients_[static_cast<size_t>(gradient_order_[next])];
-            round_randomly_at(gradient_sites + static_cast<uint64_t>(gradient_order_[next]),
-                              g.data(), g.size());
+            const int tensor = gradient_order_[next], user = completed_by_[next];
+            round_randomly_at(site(user, 2, tensor), gradients_[static_cast<size_t>(tensor)], 1);
             if (final) final(static_cast<int>(next));
         }
     };
@@ -178,9 +176,9 @@ void Network<T>::backward(const std::function<void(int)>& final) {
         const bool reaches_loss =
             layer.kind == HB_LAYER_MSE_LOSS || !value_gradients_[layer.output].empty();
         if (reaches_loss) {
-            std::vector<T>& dy = value_gradients_[layer.output];
-            round_randomly_at(2 * static_cast<uint64_t>(i) + 1, dy.data(), dy.size());
             backward_layer(i);
+            for (int v : layer.inputs)
+                round_randomly_at(site(i, 1, v), value_gradients_[v], input_gradient_sums(layer));
         }
         gradient_pool_.release(std::move(value_gradients_[layer.output]));
         complete_from(i);
@@ -192,13 +190,32 @@ void Network<T>::backward(const std::function<void(int)>& final) {
             input_gradient_.assign(static_cast<size_t>(value_dims_[input_].elements()), T(0));
     }
     for (auto& g : value_gradients_) gradient_pool_.release(std::move(g));
-    round_randomly_at(gradient_sites + gradients_.size(), input_gradient_.data(),
-                      input_gradient_.size());
 }
 
 template <class T>
-void Network<T>::round_randomly_at(uint64_t site, T* data, size_t n) {
-    round_randomly(pool_, rounding_, (passes_ << 32) | site, data, static_cast<int64_t>(n));
+uint64_t Network<T>::site(int layer, int what, int index) const {
+    return (passes_ << 40) ^ (static_cast<uint64_t>(layer) << 22) ^
+           (static_cast<uint64_t>(what) << 20) ^ static_cast<uint64_t>(index);
+}
+
+template <class T>
+void Network<T>::round_randomly_at(uint64_t at, std::vector<T>& data, double sums) {
+    round_randomly(pool_, rounding_, at, data.data(), static_cast<int64_t>(data.size()), sums);
+}
+
+template <class T>
+double Network<T>::forward_sums(const Layer& layer) const {
+    if (layer.kind == HB_LAYER_CONV2D)
+        return std::sqrt(static_cast<double>(layer.conv.patch_size()));
+    return layer.kind == HB_LAYER_BATCHNORM || layer.kind == HB_LAYER_ADD ? 1 : 0;
+}
+
+template <class T>
+double Network<T>::input_gradient_sums(const Layer& layer) const {
+    const ConvShape& c = layer.conv;
+    if (layer.kind == HB_LAYER_CONV2D)
+        return std::sqrt(static_cast<double>(c.output.c * c.kernel * c.kernel));
+    return layer.kind == HB_LAYER_BATCHNORM || layer.kind == HB_LAYER_UPSAMPLE ? 1 : 0;
 }
 
 template <class T>

@@ -87,8 +87,17 @@ private:
     };
 
     void forward_layer(int index);
-    // Rounds data[0, n) at `site` of this pass (random_rounding.hpp), when rounding randomly.
-    void round_randomly_at(uint64_t site, T* data, size_t n);
+    // Where in this pass a result is rounded randomly (random_rounding.hpp): the layer, what
+    // (0 its output, 1 a gradient it sends an input, 2 a parameter's gradient) and which.
+    uint64_t site(int layer, int what, int index) const;
+    // Rounds `data` at site `at`, when rounding randomly, its elements sums whose rounding is
+    // `sums` roundings at the scale of their terms (random_rounding.hpp).
+    void round_randomly_at(uint64_t at, std::vector<T>& data, double sums);
+    // That number for the layer's forward output and for the gradients it sends its inputs: a
+    // convolution's sqrt(products summed), as its library chooses the order; a batch norm's,
+    // a sum's and an upsampling's gradient 1; 0 for what sums nothing. A parameter's gradient 1.
+    double forward_sums(const Layer& layer) const;
+    double input_gradient_sums(const Layer& layer) const;
     void backward_layer(int index);
     T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }
     T* gradient_data(int i) { return i < 0 ? nullptr : gradients_[i].data(); }

@@ -1,9 +1,20 @@
-// Monte Carlo arithmetic at the granularity of a layer: every result a layer writes is moved by a
-// random relative amount of at most 2^(1 - bits) and rounded back to T, the size of the rounding
-// error of one operation in a format of `bits` significand bits (24 float32, 11 TF32 and float16,
-// 8 bfloat16). Runs that differ only in `seed` round differently from one another, as two
-// correct implementations do; their spread around the exact step is what `harness check` calls
-// the rounding noise of a quantity (docs/conformance.md "The rounding-noise ensemble").
+// Monte Carlo arithmetic at the granularity of a layer: every result a layer writes is moved as
+// another correct float implementation's result may differ from it, and rounded back to T. In a
+// format of `bits` significand bits (24 float32, 11 TF32 and float16, 8 bfloat16), u = 2^(1 -
+// bits), a result is moved by
+//
+// - a random relative amount of at most u: the rounding of the result itself;
+// - when it is a sum, a random amount of at most `sums` x u x the root mean square of the tensor:
+//   the rounding of its partial sums, which is relative to the terms and not to the result, so
+//   that a result near zero, a ReLU input that decides where a gradient goes, moves by as much
+//   as a large one. `sums` is how many roundings of the terms' scale the sum carries: sqrt(n)
+//   for a convolution's n products, summed in whatever order its library's kernels choose (the
+//   size of a float sum's error when its roundings add up randomly: Higham and Mary), and 1 for
+//   a batch norm's statistics and a parameter's gradient, which libraries reduce carefully.
+//
+// Runs that differ only in `seed` round differently from one another, as two correct
+// implementations do; their spread around the exact step is what `harness check` calls the
+// rounding noise of a quantity (docs/conformance.md).
 #pragma once
 
 #include "thread_pool.hpp"
@@ -43,19 +54,26 @@ uint64_t bits_of(T x) {
     }
 }
 
-// Moves data[0, n) as above; `site` names the place in the step (a layer's output, a gradient),
-// so that each site draws its own numbers. The draw is a function of the value, not of its
-// position: equal values stay equal, as any deterministic arithmetic keeps them (a max-pooling
-// window whose values tie exactly ties in every member).
+// Moves data[0, n), sums of `sums` roundings each (0: no sums), as above; `site` names the place
+// in the step (a layer's output, a gradient), so that each site draws its own numbers. The draw
+// is a function of the value, not of its position: equal values stay equal, as any deterministic
+// arithmetic keeps them (a max-pooling window whose values tie exactly ties in every member).
 template <class T>
-void round_randomly(ThreadPool& pool, const RandomRounding& r, uint64_t site, T* data, int64_t n) {
-    if (!r.enabled() || data == nullptr) return;
+void round_randomly(ThreadPool& pool, const RandomRounding& r, uint64_t site, T* data, int64_t n,
+                    double sums) {
+    if (!r.enabled() || data == nullptr || n == 0) return;
     const uint64_t key = (r.seed * 0x2545f4914f6cdd1dULL) ^ (site * 0xd6e8feb86659fd93ULL);
-    const double size = std::ldexp(1.0, 1 - r.bits);
+    const double u = std::ldexp(1.0, 1 - r.bits);
+    double squares = 0;
+    if (sums > 0)
+        for (int64_t i = 0; i < n; ++i) squares += static_cast<double>(data[i]) * data[i];
+    const double sum_error = sums * u * std::sqrt(squares / static_cast<double>(n));
     parallel_for(pool, n, 1 << 14, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
             const double x = static_cast<double>(data[i]);
-            data[i] = static_cast<T>(x + x * size * centred_uniform(key, bits_of(data[i])));
+            const uint64_t b = bits_of(data[i]);
+            data[i] = static_cast<T>(x + x * u * centred_uniform(key, b) +
+                                     sum_error * centred_uniform(~key, b));
         }
     });
 }
