@@ -203,6 +203,26 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for("bf16"), &ensemble).pass);
 }
 
+// A quantity the ensemble moves by half its size or more is undetermined: counted, not a mismatch
+// however far the backend is, and not the worst quantity; the rest is judged as before.
+TEST(Comparison, AQuantityTheEnsembleCannotDetermineIsCountedNotJudged) {
+    const auto baseline = sample_capture();
+    std::vector<StepCapture> ensemble(2, baseline);
+    ensemble[0].gradients["conv.weight"][3] = 0.4f;  // 60% of the tensor's scale away
+    auto candidate = baseline;
+    candidate.gradients["conv.weight"][3] = -1.0f;
+    auto result = compare(candidate, baseline, tolerance_for("fp32"), &ensemble);
+    EXPECT_TRUE(result.pass);
+    EXPECT_EQ(result.undetermined_quantities(), 1);
+    ASSERT_NE(result.worst_relative(), nullptr);
+    EXPECT_NE(result.worst_relative()->quantity, "gradient conv.weight");
+
+    candidate.losses[0] *= 1.01;  // a determined quantity out of bounds still fails
+    result = compare(candidate, baseline, tolerance_for("fp32"), &ensemble);
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "loss[1]");
+}
+
 // Two steps of Torch's RMSProp from `initial` with the capture's gradients (the same at both
 // steps), as a correct backend computes them in float.
 StepCapture stepped(const StepCapture& initial, const hb_optimizer& o) {

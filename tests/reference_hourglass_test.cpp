@@ -259,6 +259,16 @@ TEST(ReferenceSession, RejectsOtherDevicesAndUnknownOptions) {
                   tiny_spec(), "cpu", {{"gemm_kernel", "fastest"}}, &message),
               HB_UNSUPPORTED);
     EXPECT_NE(message.find("gemm_kernel"), std::string::npos) << message;
+    // The oracle's precision takes no float32 kernel and no random rounding.
+    EXPECT_EQ(harness::testing::creation_status<ReferenceSession>(
+                  tiny_spec(), "cpu", {{"precision", "fp64"}, {"gemm_kernel", "avx2_fma"}},
+                  &message),
+              HB_UNSUPPORTED);
+    EXPECT_NE(message.find("avx2_fma"), std::string::npos) << message;
+    EXPECT_EQ(harness::testing::creation_status<ReferenceSession>(
+                  tiny_spec(), "cpu", {{"precision", "fp64"}, {"rounding_seed", "3"}}, &message),
+              HB_UNSUPPORTED);
+    EXPECT_NE(message.find("rounding_seed"), std::string::npos) << message;
 }
 
 TEST(ReferenceSession, ReportsMemoryAndManifest) {

@@ -46,7 +46,8 @@ struct LayerTiming {
 struct WorkerJob {
     std::string config_path;
     std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
-    // Plugin options over the entry's own, key by key (a check's noise run of the baseline).
+    // Plugin options over the entry's own, key by key (the check's oracle in float64, each
+    // member of its rounding-noise ensemble).
     std::map<std::string, std::string> options;
     StepCounts overrides;
     std::string result_path;
