@@ -310,6 +310,47 @@ TEST(ReferenceBatchNorm, BackwardMatchesFiniteDifferences) {
     expect_gradient("dbeta", beta, dbeta, loss);
 }
 
+// Rounded randomly, a channel's statistics move once, by at most u and sqrt(n) u of their terms'
+// scale: every value of the channel shares the move, and another seed moves them otherwise.
+TEST(ReferenceBatchNorm, RandomRoundingMovesEachChannelsStatisticsOnceBySqrtNRoundings) {
+    ThreadPool pool(2);
+    const Dims d{2, 3, 16, 16};
+    Random rng(14);
+    std::vector<double> x = rng.vector(d.elements(), -1, 3);
+    const BatchNormParams p{0.1, 1e-5};
+    const double n = static_cast<double>(d.n * d.plane()), u = std::ldexp(1.0, -23);
+    auto statistics = [&](uint64_t seed, std::vector<double>& y) {
+        BatchStatistics stats;
+        y.assign(x.size(), 0.0);
+        std::vector<double> running_mean(3, 0.0), running_var(3, 0.0);
+        batchnorm_forward(pool, d, p, x.data(), static_cast<const double*>(nullptr),
+                          static_cast<const double*>(nullptr), y.data(), running_mean.data(),
+                          running_var.data(), stats, RandomRounding{seed, 24}, 5);
+        return stats;
+    };
+    std::vector<double> exact_y, y, other_y;
+    const BatchStatistics exact = statistics(0, exact_y), moved = statistics(1, y),
+                          other = statistics(2, other_y);
+    for (size_t c = 0; c < 3; ++c) {
+        const double var = 1 / (exact.inv_std[c] * exact.inv_std[c]) - p.eps;
+        const double rms = std::sqrt(var + exact.mean[c] * exact.mean[c]);
+        const double mean_move = moved.mean[c] - exact.mean[c];
+        EXPECT_NE(mean_move, 0.0);
+        EXPECT_LE(std::fabs(mean_move), (1 + std::sqrt(n)) * u * rms);
+        EXPECT_NE(other.mean[c], moved.mean[c]);
+        const double var_moved = 1 / (moved.inv_std[c] * moved.inv_std[c]) - p.eps;
+        EXPECT_LE(std::fabs(var_moved - var), (1 + std::sqrt(n)) * u * var * (1 + 1e-6));
+        // Each normalised value moves by the channel's shift, -mean_move * inv_std, plus its own
+        // scaling: values equal in x stay equal, and the channel moves as one.
+        for (int64_t b = 0; b < d.n; ++b)
+            for (int64_t i = 0; i < d.plane(); ++i) {
+                const size_t at = static_cast<size_t>((b * d.c + int64_t(c)) * d.plane() + i);
+                const double expected = (x[at] - moved.mean[c]) * moved.inv_std[c];
+                EXPECT_NEAR(y[at], expected, 1e-12);
+            }
+    }
+}
+
 // ---------------------------------------------------------------------------- relu, pool, ...
 
 TEST(ReferenceRelu, ForwardAndBackward) {

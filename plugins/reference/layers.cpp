@@ -14,7 +14,7 @@ constexpr int64_t elementwise_grain = 1 << 15;
 template <class T>
 void batchnorm_forward(ThreadPool& pool, const Dims& d, const BatchNormParams& p, const T* x,
                        const T* gamma, const T* beta, T* y, T* running_mean, T* running_var,
-                       BatchStatistics& stats) {
+                       BatchStatistics& stats, const RandomRounding& rounding, uint64_t site) {
     const int64_t plane = d.plane();
     const double count = static_cast<double>(d.n * plane);
     stats.mean.resize(static_cast<size_t>(d.c));
@@ -26,7 +26,7 @@ void batchnorm_forward(ThreadPool& pool, const Dims& d, const BatchNormParams& p
                 const T* in = x + (n * d.c + c) * plane;
                 sum += sum_terms(plane, [&](int64_t i) { return double(in[i]); });
             }
-            const double mean = sum / count;
+            double mean = sum / count;
             double squares = 0;
             for (int64_t n = 0; n < d.n; ++n) {
                 const T* in = x + (n * d.c + c) * plane;
@@ -35,7 +35,8 @@ void batchnorm_forward(ThreadPool& pool, const Dims& d, const BatchNormParams& p
                     return dev * dev;
                 });
             }
-            const double var = squares / count;
+            double var = squares / count;
+            round_statistics(rounding, site, count, mean, var);
             const double inv_std = 1.0 / std::sqrt(var + p.eps);
             stats.mean[c] = mean;
             stats.inv_std[c] = inv_std;
@@ -233,7 +234,8 @@ void mse_loss_backward(ThreadPool& pool, int64_t count, const T* y, const T* tar
 
 #define REFERENCE_INSTANTIATE_LAYERS(T)                                                            \
     template void batchnorm_forward<T>(ThreadPool&, const Dims&, const BatchNormParams&, const T*, \
-                                       const T*, const T*, T*, T*, T*, BatchStatistics&);          \
+                                       const T*, const T*, T*, T*, T*, BatchStatistics&,           \
+                                       const RandomRounding&, uint64_t);                           \
     template void batchnorm_backward<T>(ThreadPool&, const Dims&, const T*, const T*,              \
                                         const BatchStatistics&, const T*, T*, T*, T*);             \
     template void relu_forward<T>(ThreadPool&, int64_t, const T*, T*);                             \

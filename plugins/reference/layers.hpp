@@ -7,6 +7,7 @@
 
 #include "gemm.hpp"
 #include "hb/graph.hpp"
+#include "random_rounding.hpp"
 #include "thread_pool.hpp"
 
 #include <cstdint>
@@ -50,11 +51,13 @@ struct BatchNormParams {
 
 // Training mode: normalise with the batch mean and biased variance over N, H, W, then
 // y = gamma * x_hat + beta (gamma, beta may be null: 1 and 0). When given, the running statistics
-// become (1 - momentum) r + momentum * batch statistic, with the unbiased variance.
+// become (1 - momentum) r + momentum * batch statistic, with the unbiased variance. The
+// statistics are rounded randomly at `site` when `rounding` is on (random_rounding.hpp).
 template <class T>
 void batchnorm_forward(ThreadPool& pool, const Dims& d, const BatchNormParams& p, const T* x,
                        const T* gamma, const T* beta, T* y, T* running_mean, T* running_var,
-                       BatchStatistics& stats);
+                       BatchStatistics& stats, const RandomRounding& rounding = {},
+                       uint64_t site = 0);
 template <class T>
 void batchnorm_backward(ThreadPool& pool, const Dims& d, const T* x, const T* gamma,
                         const BatchStatistics& stats, const T* dy, T* dx, T* dgamma, T* dbeta);

@@ -131,7 +131,8 @@ void Network<T>::forward_layer(int index) {
         case HB_LAYER_BATCHNORM:
             batchnorm_forward(pool_, d, layer.batchnorm, x, tensor_data(layer.weight),
                               tensor_data(layer.bias), y, tensor_data(layer.running_mean),
-                              tensor_data(layer.running_var), layer.statistics);
+                              tensor_data(layer.running_var), layer.statistics, rounding_,
+                              site(index, 3, 0));
             break;
         case HB_LAYER_RELU:
             relu_forward(pool_, d.elements(), x, y);

@@ -88,7 +88,8 @@ private:
 
     void forward_layer(int index);
     // Where in this pass a result is rounded randomly (random_rounding.hpp): the layer, what
-    // (0 its output, 1 a gradient it sends an input, 2 a parameter's gradient) and which.
+    // (0 its output, 1 a gradient it sends an input, 2 a parameter's gradient, 3 a batch norm's
+    // statistics) and which.
     uint64_t site(int layer, int what, int index) const;
     // Rounds `data` at site `at`, when rounding randomly, its elements sums whose rounding is
     // `sums` roundings at the scale of their terms (random_rounding.hpp).

@@ -10,7 +10,12 @@
 //   as a large one. `sums` is how many roundings of the terms' scale the sum carries: sqrt(n)
 //   for a convolution's n products, summed in whatever order its library's kernels choose (the
 //   size of a float sum's error when its roundings add up randomly: Higham and Mary), and 1 for
-//   a batch norm's statistics and a parameter's gradient, which libraries reduce carefully.
+//   a batch norm's output and a parameter's gradient.
+//
+// A batch norm's statistics, the mean and variance of a channel's n values, are moved before
+// they are used, once per channel, by sqrt(n) roundings of their terms' scale: a library may sum
+// them one after another (TensorFlow's Mean over N, H and W does, in float32), and every value of
+// the channel then shares that error, which no rounding of single elements imitates.
 //
 // Runs that differ only in `seed` round differently from one another, as two correct
 // implementations do; their spread around the exact step is what `harness check` calls the
@@ -19,6 +24,7 @@
 
 #include "thread_pool.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -76,6 +82,20 @@ void round_randomly(ThreadPool& pool, const RandomRounding& r, uint64_t site, T*
                                      sum_error * centred_uniform(~key, b));
         }
     });
+}
+
+// Moves a channel's batch statistics over n values, the mean and the biased variance (whose
+// terms' scale is the variance itself), as above; `site` names the batch norm in the step.
+inline void round_statistics(const RandomRounding& r, uint64_t site, double n, double& mean,
+                             double& var) {
+    if (!r.enabled()) return;
+    const uint64_t key = (r.seed * 0x2545f4914f6cdd1dULL) ^ (site * 0xd6e8feb86659fd93ULL);
+    const double u = std::ldexp(1.0, 1 - r.bits), sums = std::sqrt(n);
+    const double rms = std::sqrt(var + mean * mean);
+    const uint64_t m = bits_of(mean), v = bits_of(var);
+    mean += mean * u * centred_uniform(key, m) + sums * u * rms * centred_uniform(~key, m);
+    var += var * u * centred_uniform(key, v) + sums * u * var * centred_uniform(~key, v);
+    var = std::max(var, 0.0);
 }
 
 }  // namespace reference
