@@ -237,7 +237,6 @@ int main_cli(int argc, char** argv) {
     auto* capture_opt = worker_cmd->add_option("--capture", worker_capture.dir);
     worker_cmd->add_option("--profile-steps", job.profiling.steps);
     worker_cmd->add_option("--trace", job.profiling.trace_dir);
-    worker_cmd->add_option("--perturb-bits", worker_capture.perturb_bits)->needs(capture_opt);
     worker_cmd->add_option("--unit", job.unit);
     worker_cmd->add_option("--ranks", job.ranks);
     worker_cmd->add_flag("--same-batch", job.same_batch);

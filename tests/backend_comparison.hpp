@@ -6,7 +6,6 @@
 
 #include "check/comparison.hpp"
 #include "data/initial_state.hpp"
-#include "data/perturbation.hpp"
 #include "hb/plugin.hpp"
 #include "model/graph.hpp"
 #include "model/hourglass.hpp"

@@ -538,8 +538,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudnnSplitStep,
 // ------------------------------------------------------------------------ the input's gradient
 
 // The reference's gradient of the loss with respect to batch 0 after one step from the start, as
-// `harness check` captures it; from weights one ulp of a `perturb_bits`-bit format away when that
-// is positive (the rounding-noise yardstick).
+// `harness check` captures it, with the reference's options `settings`: float64 (the oracle) or a
+// rounding seed (an ensemble member).
 StepCapture reference_input_gradient(const std::map<std::string, std::string>& settings) {
     const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH);
     std::vector<hb_option> options;

@@ -106,10 +106,10 @@ std::map<std::string, std::string> ensemble_member_options(int m, int bits) {
 }
 
 results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
-                                const fs::path& dir, int perturb_bits) {
+                                const fs::path& dir) {
     job.overrides = {0, steps};
     job.result_path = (dir / "result.json").string();
-    job.capture = run::Capture{dir.string(), perturb_bits};
+    job.capture = run::Capture{dir.string()};
     fs::create_directories(dir);
     results::BackendRun run =
         run::launch_worker(config, job, run::timeout_of(config, run::entry_for(config, job)));

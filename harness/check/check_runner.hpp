@@ -52,8 +52,8 @@ struct CheckOutcome {
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request);
 
 // Runs `job` as a conformance capture of `steps` steps, no warm-up, into `dir` (the worker's
-// tensors and its result), from weights `perturb_bits` away when positive.
+// tensors and its result).
 results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
-                                const std::filesystem::path& dir, int perturb_bits = 0);
+                                const std::filesystem::path& dir);
 
 }  // namespace harness::check

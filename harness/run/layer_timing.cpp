@@ -120,7 +120,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
         if (training && current == -1) training->finish(run);
         training.reset();
         current = which;
-        training = std::make_unique<Training>(graph, config, entry, library, 0, into);
+        training = std::make_unique<Training>(graph, config, entry, library, into);
         if (which >= 0 && timed_by == "events") training->session->set_profiling(true);
         for (steps = 0; steps < run.warmup && !stopped(); ++steps)
             training->session->step(steps % training->batch_count);

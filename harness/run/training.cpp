@@ -1,7 +1,6 @@
 #include "run/training.hpp"
 
 #include "data/dump.hpp"
-#include "data/perturbation.hpp"
 #include "run/progress.hpp"
 
 #include <fmt/format.h>
@@ -59,14 +58,13 @@ void read_manifest(results::BackendRun& run) {
 
 Training::Training(model::Graph model_graph, const config::RunConfig& config,
                    const config::BackendEntry& entry, const PluginLibrary& library,
-                   int perturb_bits, results::BackendRun& run, bool want_input_gradient)
+                   results::BackendRun& run, bool want_input_gradient)
     : graph(std::move(model_graph)),
       abi_graph(graph),
       state(data::initial_state(graph, config.seed)),
       batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
       batch_count(config.batches),
       input_gradient(want_input_gradient && library.can_read_input_gradient()) {
-    if (perturb_bits > 0) data::perturb_by_one_ulp(graph, config.seed, state, perturb_bits);
     std::vector<hb_option> options;
     for (const auto& kv : entry.options) options.push_back({kv.first.c_str(), kv.second.c_str()});
     hb_session_desc desc{};

@@ -43,10 +43,9 @@ struct Training {
     // Whether each step computes the gradient of its input batch too (write_input_gradient).
     bool input_gradient = false;
 
-    // `perturb_bits` > 0: from weights one ulp of that format away (data/perturbation.hpp).
     // `want_input_gradient`: ask for the input's gradient, where the plugin can give it.
     Training(model::Graph graph, const config::RunConfig& config, const config::BackendEntry& entry,
-             const PluginLibrary& library, int perturb_bits, results::BackendRun& run,
+             const PluginLibrary& library, results::BackendRun& run,
              bool want_input_gradient = false);
 
     // Step k of the run (counting from 0) on its batch; records time, loss and phases.

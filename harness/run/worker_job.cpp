@@ -90,8 +90,7 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
     if (!job.profiling.trace_dir.empty())
         argv.insert(argv.end(), {"--trace", job.profiling.trace_dir});
     if (job.capture)
-        argv.insert(argv.end(), {"--capture", job.capture->dir, "--perturb-bits",
-                                 std::to_string(job.capture->perturb_bits)});
+        argv.insert(argv.end(), {"--capture", job.capture->dir});
     if (job.unit >= 0) argv.insert(argv.end(), {"--unit", std::to_string(job.unit)});
     if (job.ranks > 0) argv.insert(argv.end(), {"--ranks", std::to_string(job.ranks)});
     if (job.same_batch) argv.push_back("--same-batch");

@@ -28,9 +28,6 @@ struct PluginDefaults {
 // the gradients after step 1 and the state after the last step written into `dir` as .npy files.
 struct Capture {
     std::string dir;
-    // When positive: start from the initial weights moved by one ulp of a format with this many
-    // significand bits (data/perturbation.hpp).
-    int perturb_bits = 0;
 };
 
 // `harness layers` (docs/layers.md): the model's whole step and each of its layer configurations
