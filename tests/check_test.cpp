@@ -352,6 +352,17 @@ TEST(CheckReporters, TheTableAndTheJsonShowEveryBackendWithItsVerdict) {
     EXPECT_EQ(j["baseline"]["losses"], nlohmann::json({1.25, 1.125}));
 }
 
+TEST(CheckReporters, TheTablesBackendColumnFitsTheLongestName) {
+    auto outcome = sample_outcome();
+    outcome.checks[1].run.backend = "tensorflow-fused-device";
+    std::ostringstream table;
+    harness::check::CheckTableReporter(table).report(sample_request(), outcome);
+    const std::string t = table.str();
+    EXPECT_NE(t.find("backend                 device  math"), std::string::npos) << t;
+    EXPECT_NE(t.find("onednn                  cpu     fp32  PASS"), std::string::npos) << t;
+    EXPECT_NE(t.find("tensorflow-fused-device cuda:0  fp32  SKIPPED"), std::string::npos) << t;
+}
+
 TEST(CheckReporters, ABaselineThatFailedIsAllTheyShow) {
     auto outcome = sample_outcome();
     outcome.baseline_problem = "the baseline is too big";

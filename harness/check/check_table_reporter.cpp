@@ -44,31 +44,34 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
         out_ << "baseline failed: " << outcome.baseline_problem << "\n";
         return;
     }
-    out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {:>10} {:>10} {:>8}  {:<44} {}\n", "backend",
-                        "device", "math", "verdict", "worst rel", "spread", "/ tol", "where",
-                        "tolerance");
+    size_t name_width = 16;  // the backend column fits the longest name
+    for (const auto& c : outcome.checks) name_width = std::max(name_width, c.run.backend.size());
+    out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {:>10} {:>10} {:>8}  {:<44} {}\n", "backend",
+                        name_width, "device", "math", "verdict", "worst rel", "spread", "/ tol",
+                        "where", "tolerance");
     for (const auto& c : outcome.checks) {
         if (!compared(c)) {
-            out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {}\n", c.run.backend, c.run.device,
-                                c.run.math_mode, verdict_of(c), c.run.message);
+            out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {}\n", c.run.backend, name_width,
+                                c.run.device, c.run.math_mode, verdict_of(c), c.run.message);
             continue;
         }
         const auto& cmp = c.comparison;
         if (!cmp.problem.empty()) {
-            out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {}\n", c.run.backend, c.run.device,
-                                c.run.math_mode, verdict_of(c), cmp.problem);
+            out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {}\n", c.run.backend, name_width,
+                                c.run.device, c.run.math_mode, verdict_of(c), cmp.problem);
             continue;
         }
         const Difference* rel = cmp.worst_relative();
-        out_ << fmt::format("{:<16} {:<7} {:<5} {:<9} {:>10.3g} {:>10.3g} {:>8.2g}  {:<44} {}\n",
-                            c.run.backend, c.run.device, c.run.math_mode, verdict_of(c),
+        out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {:>10.3g} {:>10.3g} {:>8.2g}  {:<44} {}\n",
+                            c.run.backend, name_width, c.run.device, c.run.math_mode, verdict_of(c),
                             rel ? rel->relative : 0.0, rel ? rel->noise : 0.0,
                             rel ? rel->ratio() : 0.0, rel ? rel->quantity : "",
                             cmp.tolerance.label);
         if (const int n = cmp.undetermined_quantities(); n > 0)
-            out_ << fmt::format("    {} quantit{} undetermined in {} (the ensemble's spread at "
-                                "least {:.2g} of their size; in the JSON)\n",
-                                n, n == 1 ? "y" : "ies", c.run.math_mode, kUndeterminedSpread);
+            out_ << fmt::format(
+                "    {} quantit{} undetermined in {} (the ensemble's spread at "
+                "least {:.2g} of their size; in the JSON)\n",
+                n, n == 1 ? "y" : "ies", c.run.math_mode, kUndeterminedSpread);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
         for (const auto& n : cmp.not_compared) out_ << "    not compared: " << n << "\n";
     }
