@@ -10,6 +10,9 @@
 # scripts/explain-cpu.sh does the work; scripts/seed-verdict.py ends the report with the verdict
 # in words.
 #
+# Before the rounds, `harness check CONFIG --steps 1` writes OUT_DIR/check.txt: a timing counts
+# only for a backend that computes the same step (docs/conformance.md).
+#
 #   scripts/explain-seed.sh [OUT_DIR]     (default results/seed; ROUNDS=3 by default; ROUNDS=0:
 #                                         the report again from the rounds already there)
 #   CONFIG=configs/seed-small.yaml ROUNDS=1 ITERATIONS=2 WARMUP=1 scripts/explain-seed.sh /tmp/seed
@@ -17,8 +20,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/seed}
+config=${CONFIG:-configs/seed.yaml}
 status=0
-CONFIG=${CONFIG:-configs/seed.yaml} BASELINE=libtorch-cpu STEM=seed ROUNDS=${ROUNDS:-3} \
+if [[ "${ROUNDS:-3}" != 0 ]]; then
+  mkdir -p "$out"
+  "${BUILD_DIR:-build}/harness" check "$config" --steps 1 >"$out/check.txt" || status=$?
+  cat "$out/check.txt"
+  [[ $status -le 1 ]] || exit "$status"
+fi
+CONFIG=$config BASELINE=libtorch-cpu STEM=seed ROUNDS=${ROUNDS:-3} \
   PROFILE_STEPS=${PROFILE_STEPS:-3} ALSO=configs/hourglass8.yaml ALSO_BACKENDS=libtorch-cpu \
   scripts/explain-cpu.sh "$out" || status=$?
 # The traces, compressed to publish beside the page (ui.perfetto.dev opens them as they are).
