@@ -60,6 +60,14 @@ uint64_t bits_of(T x) {
     }
 }
 
+// The key of a site's draws, and u, the spacing of the rounded format's significands near 1.
+inline uint64_t site_key(const RandomRounding& r, uint64_t site) {
+    return (r.seed * 0x2545f4914f6cdd1dULL) ^ (site * 0xd6e8feb86659fd93ULL);
+}
+inline double unit(const RandomRounding& r) {
+    return std::ldexp(1.0, 1 - r.bits);
+}
+
 // Moves data[0, n), sums of `sums` roundings each (0: no sums), as above; `site` names the place
 // in the step (a layer's output, a gradient), so that each site draws its own numbers. The draw
 // is a function of the value, not of its position: equal values stay equal, as any deterministic
@@ -68,8 +76,8 @@ template <class T>
 void round_randomly(ThreadPool& pool, const RandomRounding& r, uint64_t site, T* data, int64_t n,
                     double sums) {
     if (!r.enabled() || data == nullptr || n == 0) return;
-    const uint64_t key = (r.seed * 0x2545f4914f6cdd1dULL) ^ (site * 0xd6e8feb86659fd93ULL);
-    const double u = std::ldexp(1.0, 1 - r.bits);
+    const uint64_t key = site_key(r, site);
+    const double u = unit(r);
     double squares = 0;
     if (sums > 0)
         for (int64_t i = 0; i < n; ++i) squares += static_cast<double>(data[i]) * data[i];
@@ -89,8 +97,8 @@ void round_randomly(ThreadPool& pool, const RandomRounding& r, uint64_t site, T*
 inline void round_statistics(const RandomRounding& r, uint64_t site, double n, double& mean,
                              double& var) {
     if (!r.enabled()) return;
-    const uint64_t key = (r.seed * 0x2545f4914f6cdd1dULL) ^ (site * 0xd6e8feb86659fd93ULL);
-    const double u = std::ldexp(1.0, 1 - r.bits), sums = std::sqrt(n);
+    const uint64_t key = site_key(r, site);
+    const double u = unit(r), sums = std::sqrt(n);
     const double rms = std::sqrt(var + mean * mean);
     const uint64_t m = bits_of(mean), v = bits_of(var);
     mean += mean * u * centred_uniform(key, m) + sums * u * rms * centred_uniform(~key, m);
