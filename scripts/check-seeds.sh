@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # harness check on one config with data.seed set to each of a range, one line per seed: each
-# backend's verdict and its worst quantity against its tolerance. The check's verdict must not
-# depend on which seed a config happens to use (docs/conformance.md).
+# backend's verdict and its worst quantity against its tolerance, and the widest tolerance against
+# the rounding-noise ensemble's spread. The check's verdict must not depend on which seed a config
+# happens to use (docs/conformance.md).
 #
 #   scripts/check-seeds.sh [CONFIG] [FIRST] [LAST] [-- harness check options...]
 #   e.g. scripts/check-seeds.sh configs/check.yaml 1 12 -- --backends onednn,libtorch-cpu
@@ -40,6 +41,12 @@ if j["baseline_problem"]:
     print(f"seed {seed}: baseline failed: {j['baseline_problem']}")
     sys.exit()
 cells = []
+# How wide each tolerance is against what the ensemble shows (its spread, or the format's
+# resolution where that is finer): the widest, over every quantity the ensemble measures.
+widest = max((d["tolerance"] / max(d["spread"], d.get("resolution", 0))
+              for b in j["backends"] for d in b.get("differences", [])
+              if not d["quantity"].startswith("update ") and max(d["spread"], d.get("resolution", 0)) > 0),
+             default=0)
 for b in j["backends"]:
     w = b.get("worst_relative")
     cell = f"{b['backend']} {b['verdict']}"
@@ -51,6 +58,6 @@ for b in j["backends"]:
     if undetermined:
         cell += f" [{undetermined} undetermined]"
     cells.append(cell)
-print(f"seed {seed}: " + "; ".join(cells))
+print(f"seed {seed}: " + "; ".join(cells) + f"; widest tolerance {widest:.3g}x the spread")
 PY
 done

@@ -203,6 +203,39 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for("bf16"), &ensemble).pass);
 }
 
+// In float32 the ensemble alone sets a quantity's tolerance: kNoiseFactor times its spread, or
+// times the format's resolution where the members land on the oracle's own floats; the fixed
+// float32 tolerance (2e-3 for a gradient) no longer floors it. Reduced precision keeps its floors.
+TEST(Comparison, InFloat32TheEnsembleAloneSetsTheTolerance) {
+    const auto baseline = sample_capture();
+    std::vector<StepCapture> ensemble(2, baseline);
+    ensemble[0].gradients["conv.weight"][3] *= 1 + 1e-5f;  // a spread of 1e-5 of the scale
+    auto candidate = baseline;
+    candidate.gradients["conv.weight"][3] *= 1 + 4e-5f;
+    auto result = compare(candidate, baseline, tolerance_for("fp32"), &ensemble);
+    EXPECT_TRUE(result.pass);
+    for (const auto& d : result.differences) {
+        if (d.quantity == "gradient conv.weight") {
+            EXPECT_NEAR(d.tolerance, harness::check::kNoiseFactor * 1e-5, 1e-7);
+        }
+    }
+    candidate.gradients["conv.weight"][3] = baseline.gradients.at("conv.weight")[3] * (1 + 1e-4f);
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32"), &ensemble).pass);
+    EXPECT_TRUE(compare(candidate, baseline, tolerance_for("fp32")).pass);  // the fixed 2e-3
+    EXPECT_TRUE(compare(candidate, baseline, tolerance_for("tf32"), &ensemble).pass);
+
+    // Where no member moved a quantity, the tolerance is kNoiseFactor float32 roundings of it:
+    // a loss one rounding away passes, one 1e-6 away does not.
+    candidate = baseline;
+    candidate.losses[0] =
+        static_cast<double>(std::nextafter(static_cast<float>(baseline.losses[0]), 2.0f));
+    result = compare(candidate, baseline, tolerance_for("fp32"), &ensemble);
+    EXPECT_TRUE(result.pass);
+    EXPECT_NEAR(result.differences.front().resolution, std::ldexp(1.0, -24), 1e-12);
+    candidate.losses[0] = baseline.losses[0] * (1 + 1e-6);
+    EXPECT_FALSE(compare(candidate, baseline, tolerance_for("fp32"), &ensemble).pass);
+}
+
 // A quantity the ensemble moves by half its size or more is undetermined: counted, not a mismatch
 // however far the backend is, and not the worst quantity; the rest is judged as before.
 TEST(Comparison, AQuantityTheEnsembleCannotDetermineIsCountedNotJudged) {

@@ -10,13 +10,10 @@ namespace {
 
 nlohmann::json difference_json(const Difference* d) {
     if (!d) return nullptr;
-    return {{"quantity", d->quantity},
-            {"max_abs", d->max_abs},
-            {"relative", d->relative},
-            {"scale", d->scale},
-            {"tolerance", d->tolerance},
-            {"spread", d->noise},
-            {"determined", d->determined},
+    return {{"quantity", d->quantity},        {"max_abs", d->max_abs},
+            {"relative", d->relative},        {"scale", d->scale},
+            {"tolerance", d->tolerance},      {"spread", d->noise},
+            {"resolution", d->resolution},    {"determined", d->determined},
             {"undetermined", d->undetermined}};
 }
 

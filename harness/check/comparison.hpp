@@ -39,7 +39,8 @@ std::vector<double> replay_rmsprop(const hb_optimizer& optimizer, const std::vec
 
 struct Tolerance {
     std::string label;                         // "fp32 strict", "tf32 (reduced precision)", ...
-    double loss = 0, gradient = 0, state = 0;  // relative errors
+    // Fixed relative tolerances: without an ensemble, and for "update" quantities (`state`).
+    double loss = 0, gradient = 0, state = 0;
     bool reduced_precision = false;
     // Significand bits of the format the backend rounds to (24 float32, 11 TF32 and float16, 8
     // bfloat16): the baseline's rounding noise is measured at that precision.
@@ -49,6 +50,9 @@ struct Tolerance {
     // A tensor's value after the last step is measured against at least this magnitude: with
     // `state`, an absolute tolerance for tensors whose values are small (0: none).
     double state_floor = 0;
+    // With a rounding-noise ensemble, whether `loss`, `gradient` and `state` still floor each
+    // quantity's tolerance (reduced precision), or only the format's resolution does (float32).
+    bool floors_with_ensemble = false;
 };
 Tolerance tolerance_for(const std::string& math_mode);
 // The tolerances of one layer configuration checked alone (`harness check --layers`,
@@ -66,6 +70,9 @@ struct Difference {
     // The rounding-noise ensemble's spread: the largest relative distance of one of its members
     // from the baseline, measured as this quantity is (0: no ensemble).
     double noise = 0;
+    // The format's unit roundoff, 2^-p, at the quantity's largest value, relative to its scale:
+    // the finest distance the ensemble's members, read back in that format, can show.
+    double resolution = 0;
     // False when that spread is comparable to the quantity itself (kUndeterminedSpread): the
     // format cannot determine it at this data, and it is neither a pass nor a mismatch.
     bool determined = true;
@@ -75,7 +82,9 @@ struct Difference {
     int64_t undetermined = 0;  // elements left out (see compare)
     bool within() const { return relative <= tolerance; }
     bool out_of_bounds() const { return determined && !within(); }
-    double ratio() const { return relative / tolerance; }  // over 1: out of bounds
+    // Over 1: out of bounds. An exact agreement is 0 even where the tolerance is 0 (every element
+    // left out, or no rounding to allow for).
+    double ratio() const { return relative == 0 ? 0 : relative / tolerance; }
 };
 
 struct Comparison {
@@ -123,10 +132,12 @@ constexpr double kUndeterminedSpread = 0.5;
 // `ensemble`, when given, is the rounding-noise ensemble (docs/conformance.md): captures of the
 // same step computed by implementations that round differently from one another at the precision
 // the backend computes in (Tolerance::significand_bits). Each quantity's spread is the largest
-// distance of a member from the baseline, measured as the quantity is; its tolerance is then the
-// larger of the math mode's floor and kNoiseFactor times that spread, and a quantity whose spread
-// reaches kUndeterminedSpread is undetermined: reported with its spread, not a pass nor a
-// mismatch. "update" quantities take no noise: they compare the backend with itself.
+// distance of a member from the baseline, measured as the quantity is; its tolerance is then
+// kNoiseFactor times that spread, or times the format's resolution where the spread is finer, and
+// at least the math mode's fixed tolerance where Tolerance::floors_with_ensemble says so. A
+// quantity whose spread reaches kUndeterminedSpread is undetermined: reported with its spread,
+// not a pass nor a mismatch. "update" quantities take no noise: they compare the backend with
+// itself, within the fixed `state` tolerance.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
                    const Tolerance& tolerance, const std::vector<StepCapture>* ensemble = nullptr,
                    const UpdateReplay* replay = nullptr);
