@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -276,8 +278,8 @@ TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
 TEST(HarnessRun, WhatPluginsWriteToStderrIsKeptInTheirRowsNotOnTheConsole) {
     TempDir dir;
     const std::string csv = dir / "log.csv";
-    auto r = run_harness(
-        "run " + std::string(HB_TEST_DATA_DIR) + "/fakes_log.yaml --output " + csv, kFakeEnv);
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/fakes_log.yaml --output " + csv,
+                         kFakeEnv);
     EXPECT_EQ(r.exit_code, 1) << r.output;  // `crashes` crashed
 
     std::ifstream in(dir / "log.json");
@@ -336,6 +338,39 @@ TEST(HarnessRun, ASecondInterruptStopsAWorkerAtOnce) {
     auto rows = harness::results::read_csv(csv);
     ASSERT_EQ(rows.size(), 2u) << r.output;
     EXPECT_EQ(rows[1]["status"], "interrupted");
+}
+
+// The processes whose command line holds `text`, with their pids.
+std::vector<std::string> processes_mentioning(const std::string& text) {
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(entry.path() / "cmdline");
+        std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (char& c : line)
+            if (c == '\0') c = ' ';
+        if (line.find(text) != std::string::npos) found.push_back(pid + ": " + line);
+    }
+    return found;
+}
+
+// SIGKILL leaves the harness no chance to stop its worker: the worker, whose step never ends,
+// is killed with it by its death signal.
+TEST(HarnessRun, AKilledHarnessLeavesNoWorker) {
+    TempDir dir;
+    const std::string config = dir / "orphan.yaml";
+    std::filesystem::copy_file(std::string(HB_TEST_DATA_DIR) + "/interrupt.yaml", config);
+    // The harness's output goes to a file, so that a worker left behind, holding it, cannot keep
+    // the test waiting.
+    auto r =
+        run_harness("run " + config + " --output " + (dir / "orphan.csv"),
+                    kFakeEnv + " sh -c '\"$0\" \"$@\" > " + (dir / "out.txt") +
+                        " 2>&1 & p=$!; sleep 3; kill -KILL $p; wait $p; s=$?; sleep 1; exit $s'");
+    EXPECT_EQ(r.exit_code, 128 + 9) << r.output;
+    const std::vector<std::string> left = processes_mentioning(config);
+    for (const auto& p : left) kill(std::stoi(p), SIGKILL);
+    EXPECT_TRUE(left.empty()) << left.front();
 }
 
 // SIGINT after a few of the slow backend's steps: the worker finishes the step in progress and

@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,19 +71,51 @@ std::string find_executable(const std::string& name) {
     return "";
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
+    // The child tells why exec failed through this pipe; closed on a successful exec, it reads
+    // empty.
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0)
+        throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(errno));
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+        // Only async-signal-safe calls until exec.
+        close(report[0]);
+        prctl(PR_SET_PDEATHSIG, death_signal);
+        if (getppid() != parent) _exit(127);  // the harness died before the line above
+        const int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != STDIN_FILENO) {
+            dup2(null, STDIN_FILENO);
+            close(null);
+        }
+        execve(args[0], args.data(), environ);
+        const int error = errno;
+        ssize_t written = write(report[1], &error, sizeof error);
+        (void)written;
+        _exit(127);
+    }
+    const int fork_error = errno;
+    close(report[1]);
+    if (pid_ < 0) {
+        close(report[0]);
         pid_ = -1;
-        throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+        throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(fork_error));
+    }
+    int error = 0;
+    ssize_t got;
+    do {
+        got = read(report[0], &error, sizeof error);
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == static_cast<ssize_t>(sizeof error)) {
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+        throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(error));
     }
 }
 

@@ -3,6 +3,7 @@
 // it.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <string>
@@ -27,7 +28,9 @@ std::string find_executable(const std::string& name);
 class ChildProcess {
 public:
     // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited.
-    explicit ChildProcess(const std::vector<std::string>& argv);
+    // The child is sent `death_signal` when the harness dies, whatever killed it, so that no
+    // worker outlives it (SIGTERM lets a launcher such as mpirun stop what it started).
+    explicit ChildProcess(const std::vector<std::string>& argv, int death_signal = SIGKILL);
     ~ChildProcess();  // kills the child if it is still running
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;

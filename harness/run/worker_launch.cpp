@@ -66,7 +66,8 @@ results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob&
         return run;
     }
     ChildProcess child(
-        worker_arguments(boost::dll::program_location().string(), job, config, mpirun));
+        worker_arguments(boost::dll::program_location().string(), job, config, mpirun),
+        mpirun.empty() ? SIGKILL : SIGTERM);
     const ExitInfo exit = child.wait(timeout_s);
     if (job.ranks > 1 && !exit.timed_out && !exit.interrupted)
         if (auto run = rank_failure(job)) return *run;
