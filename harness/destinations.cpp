@@ -73,4 +73,32 @@ void create_folder(const std::string& option, const fs::path& dir) {
                          (ec ? ec.message() : "a file is in the way"));
 }
 
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::equivalent(a, b, ec)) return true;
+    const fs::path x = fs::weakly_canonical(fs::absolute(a), ec);
+    if (ec) return false;
+    const fs::path y = fs::weakly_canonical(fs::absolute(b), ec);
+    return !ec && x == y;
+}
+
+}  // namespace
+
+void check_distinct(const std::vector<NamedFile>& destinations,
+                    const std::vector<NamedFile>& inputs) {
+    for (size_t i = 0; i < destinations.size(); ++i) {
+        const NamedFile& d = destinations[i];
+        for (const NamedFile& in : inputs)
+            if (same_file(d.path, in.path))
+                throw UsageError(d.what + ": " + d.path + " is " + in.what +
+                                 ", which this command reads; give another file");
+        for (size_t j = 0; j < i; ++j)
+            if (same_file(d.path, destinations[j].path))
+                throw UsageError(d.what + ": " + d.path + " is also " + destinations[j].what +
+                                 "; give another file");
+    }
+}
+
 }  // namespace harness

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace harness {
 
@@ -19,5 +20,16 @@ void check_file(const std::string& option, const std::string& path);
 // missing one must be creatable. Throws UsageError.
 void check_dir(const std::string& option, const std::string& dir);
 void create_folder(const std::string& option, const std::filesystem::path& dir);
+
+// A file a command writes or reads, with what it is to the user ("--output", "the config").
+struct NamedFile {
+    std::string what;
+    std::string path;
+};
+// Refuses (UsageError) a destination that is one of the files the command reads, or another of
+// its destinations: paths are compared resolved (relative paths, `..` and symlinks; an existing
+// file also by identity, so a hard link is the same file).
+void check_distinct(const std::vector<NamedFile>& destinations,
+                    const std::vector<NamedFile>& inputs);
 
 }  // namespace harness

@@ -121,6 +121,9 @@ int layers_command(const LayersArgs& args) {
                              "'s layer configurations:" + names);
         }
         csv_path = args.output.empty() ? default_output(config, "-layers") : args.output;
+        std::vector<NamedFile> destinations = {{"--output", csv_path}};
+        if (!args.json.empty()) destinations.push_back({"--json", args.json});
+        check_distinct(destinations, {{"the config", args.config}});
         check_file("--output", csv_path);
         if (!args.json.empty()) check_file("--json", args.json);
         create_folder("--output", fs::path(csv_path).parent_path());

@@ -5,6 +5,7 @@
 #include "results/atomic_file.hpp"
 #include "results/csv_reader.hpp"
 #include "results/publish.hpp"
+#include "results/sidecar_path.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -86,7 +87,7 @@ int publish_command(const PublishArgs& args) {
     }
 
     const fs::path csv = args.csv;
-    const fs::path sidecar = fs::path(args.csv).replace_extension(".json");
+    const fs::path sidecar = results::sidecar_path(args.csv);
     fs::path folder, index;
     std::string csv_text, sidecar_text, summary, index_text;
     try {

@@ -1,11 +1,13 @@
 #include "commands.hpp"
 
+#include "destinations.hpp"
 #include "results/atomic_file.hpp"
 #include "results/attribution_report.hpp"
 #include "results/charts.hpp"
 #include "results/csv_reader.hpp"
 #include "results/explain_report.hpp"
 #include "results/markdown_report.hpp"
+#include "results/sidecar_path.hpp"
 #include "run/child_process.hpp"
 
 #include <cstdio>
@@ -68,6 +70,14 @@ int report_command(const ReportArgs& args) {
     std::vector<results::StepSamples> samples;
     std::vector<results::ProfiledRun> profiles;
     try {
+        if (!args.output.empty()) {
+            std::vector<NamedFile> inputs;
+            for (const auto& csv : args.csvs) {
+                inputs.push_back({"a results CSV", csv});
+                inputs.push_back({"a results CSV's JSON sidecar", results::sidecar_path(csv)});
+            }
+            check_distinct({{"--output", args.output}}, inputs);
+        }
         for (const auto& csv : args.csvs) {
             results::ResultsFile& file = files.emplace_back();
             file.rows = results::read_csv(csv);

@@ -10,6 +10,7 @@
 #include "results/json_reporter.hpp"
 #include "results/json_sidecar_reporter.hpp"
 #include "results/output_lock.hpp"
+#include "results/sidecar_path.hpp"
 #include "results/table_reporter.hpp"
 #include "run/option_check.hpp"
 #include "run/profiling.hpp"
@@ -33,12 +34,6 @@ namespace harness {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string sidecar_of(const std::string& csv) {
-    fs::path p(csv);
-    p.replace_extension(".json");
-    return p.string();
-}
 
 // Marks each finished row with the verdict of the last `harness check` of this config in the
 // backend's math mode, when it was recorded for the build of the plugin and the library versions
@@ -112,9 +107,11 @@ int run_command(const RunArgs& args) {
         if (args.profile || !args.trace_dir.empty())
             request.profiling = {args.profile_steps, args.trace_dir};
         csv_path = args.output.empty() ? default_output(config) : args.output;
-        json_path = sidecar_of(csv_path);
+        json_path = results::sidecar_path(csv_path);
         // Every destination is checked before anything is created, and everything is created
         // before any backend runs: a bad destination costs no run and leaves nothing behind.
+        check_distinct({{"--output", csv_path}, {"--output's JSON sidecar", json_path}},
+                       {{"the config", args.config}});
         check_file("--output", csv_path);
         check_file("--output's JSON sidecar", json_path);
         if (!args.trace_dir.empty()) check_dir("--trace", args.trace_dir);

@@ -167,6 +167,64 @@ TEST(EndToEnd, EveryDestinationIsCheckedBeforeAnythingRunsOrIsWritten) {
     }
 }
 
+std::string file_text(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// No destination may be a file the command reads or another destination, however it is named
+// (another path, `..`, a symlink): a usage error (exit 2) before anything runs, the input intact.
+TEST(EndToEnd, NoDestinationIsAnInputOrAnotherDestination) {
+    TempDir dir;
+    const std::string yaml = dir / "c.yaml";
+    fs::copy_file(config("tiny.yaml"), yaml);
+    const std::string original = file_text(yaml);
+    fs::create_directories(dir / "sub");
+    fs::create_symlink(yaml, dir / "link.csv");
+    const std::vector<Destination> cases{
+        {"run {dir}/c.yaml --output {dir}/c.yaml",
+         "harness run: --output: {dir}/c.yaml is the config, which this command reads"},
+        {"run {dir}/c.yaml --output {dir}/sub/../c.yaml",
+         "harness run: --output: {dir}/sub/../c.yaml is the config"},
+        {"run {dir}/c.yaml --output {dir}/link.csv",
+         "harness run: --output: {dir}/link.csv is "
+         "the config"},
+        {"layers {dir}/c.yaml --output {dir}/x.csv --json {dir}/sub/../x.csv",
+         "harness layers: --json: {dir}/sub/../x.csv is also --output"},
+        {"layers {dir}/c.yaml --output {dir}/c.yaml",
+         "harness layers: --output: {dir}/c.yaml is "
+         "the config"},
+    };
+    for (const auto& c : cases) {
+        const auto before = listing(dir.path());
+        auto r = run_harness(in_dir(c.arguments, dir.path().string()));
+        EXPECT_EQ(r.exit_code, 2) << c.arguments << ": " << r.output;
+        EXPECT_NE(r.output.find(in_dir(c.message, dir.path().string())), std::string::npos)
+            << c.arguments << ": " << r.output;
+        EXPECT_EQ(listing(dir.path()), before) << c.arguments;
+        EXPECT_EQ(file_text(yaml), original) << c.arguments;
+    }
+
+    // A CSV named .json gets a sidecar that is not itself.
+    auto r = run_harness("run " + yaml + " --iterations 1 --warmup 0 --output " + (dir / "r.json"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(harness::results::read_csv(dir / "r.json").size(), 1u);
+    EXPECT_TRUE(read_json(dir / "r.json.json").contains("runs"));
+    EXPECT_NE(r.output.find("(raw samples: " + (dir / "r.json.json") + ")"), std::string::npos)
+        << r.output;
+
+    // A report's output is neither a CSV it reads nor that CSV's sidecar.
+    for (const std::string& output : {dir / "r.json", dir / "r.json.json"}) {
+        const std::string csv_before = file_text(dir / "r.json");
+        r = run_harness("report " + (dir / "r.json") + " --output " + output);
+        EXPECT_EQ(r.exit_code, 2) << output << ": " << r.output;
+        EXPECT_NE(r.output.find("harness report: --output: " + output + " is a results CSV"),
+                  std::string::npos)
+            << r.output;
+        EXPECT_EQ(file_text(dir / "r.json"), csv_before);
+    }
+}
+
 TEST(EndToEnd, SameSeedGivesTheSameLosses) {
     TempDir dir;
     ASSERT_EQ(

@@ -2,6 +2,7 @@
 
 #include "results/markdown_cells.hpp"
 #include "results/run_json.hpp"
+#include "results/sidecar_path.hpp"
 
 #include <fmt/format.h>
 
@@ -38,8 +39,7 @@ double value_of(const std::map<std::string, double>& m, const std::string& key) 
 
 // A table row: the label, one cell per run (`digits` after the point), and with two runs their
 // difference.
-std::string table_row(const std::string& label, const std::vector<double>& values,
-                      int digits = 2) {
+std::string table_row(const std::string& label, const std::vector<double>& values, int digits = 2) {
     std::string line = "| " + cell(label) + " |";
     for (double v : values) line += fmt::format(" {:.{}f} |", v, digits);
     if (values.size() == 2) line += fmt::format(" {:+.{}f} |", values[1] - values[0], digits);
@@ -134,8 +134,7 @@ std::string layer_table(const std::vector<const ProfiledRun*>& runs) {
 }  // namespace
 
 std::vector<ProfiledRun> read_profiles(const std::string& csv_path) {
-    std::filesystem::path path(csv_path);
-    path.replace_extension(".json");
+    const std::string path = sidecar_path(csv_path);
     std::ifstream in(path);
     if (!in) return {};
     std::vector<ProfiledRun> out;
@@ -148,7 +147,7 @@ std::vector<ProfiledRun> read_profiles(const std::string& csv_path) {
             out.push_back({config, run.backend, run.stats.median_ms, *run.profile});
         }
     } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path.string() + ": not a results sidecar: " + e.what());
+        throw std::runtime_error(path + ": not a results sidecar: " + e.what());
     }
     return out;
 }

@@ -1,6 +1,7 @@
 #include "results/charts.hpp"
 
 #include "results/run_json.hpp"
+#include "results/sidecar_path.hpp"
 
 #include <fmt/format.h>
 
@@ -85,8 +86,7 @@ std::string header(const std::string& name, const std::string& title, int width,
 }  // namespace
 
 std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
-    std::filesystem::path path(csv_path);
-    path.replace_extension(".json");
+    const std::string path = sidecar_path(csv_path);
     std::ifstream in(path);
     if (!in) return {};
     std::vector<StepSamples> out;
@@ -100,7 +100,7 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
                            run.name()});
         }
     } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path.string() + ": not a results sidecar: " + e.what());
+        throw std::runtime_error(path + ": not a results sidecar: " + e.what());
     }
     return out;
 }

@@ -7,6 +7,7 @@
 #include "results/markdown_report.hpp"
 #include "results/record.hpp"
 #include "results/run_json.hpp"
+#include "results/sidecar_path.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -347,7 +348,7 @@ std::vector<PublishProblem> validate_run(const std::string& csv_path) {
     if (table.rows.empty()) problems.file("no rows: there is no run to publish");
     for (size_t i = 0; i < table.rows.size(); ++i)
         check_row(problems, table.lines[i], table.rows[i]);
-    check_sidecar(problems, fs::path(csv_path).replace_extension(".json").string(), table);
+    check_sidecar(problems, sidecar_path(csv_path), table);
     return problems.take();
 }
 
