@@ -492,6 +492,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"bad_environment_name.yaml",
                   ":4:18: key 'backends[0].environment.TF-ONEDNN': 'TF-ONEDNN' is not the name of "
                   "an environment variable ([A-Za-z_][A-Za-z0-9_]*)"},
+        // What would load other code, or cannot take effect once the worker runs.
+        BadConfig{"bad_environment_harness.yaml",
+                  ":4:28: key 'backends[0].environment.HARNESS_PLUGIN_PATH': "
+                  "'HARNESS_PLUGIN_PATH' may not be set by an entry: the harness's own variables "
+                  "are set where harness runs, not per entry"},
+        BadConfig{"bad_environment_loader.yaml",
+                  ":3:53: key 'backends[0].environment.LD_PRELOAD': 'LD_PRELOAD' may not be set "
+                  "by an entry: the dynamic loader reads it when the worker starts, before an "
+                  "entry's environment is set: it cannot take effect"},
         BadConfig{"bad_environment_value.yaml",
                   ":4:30: key 'backends[0].environment.TF_ENABLE_ONEDNN_OPTS': expected a scalar "
                   "value, got a list"},

@@ -1,5 +1,6 @@
 #include "results/csv_reporter.hpp"
 #include "results/csv_reader.hpp"
+#include "results/run_json.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -17,8 +18,20 @@ TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
     for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(text, expected + "\n");
     EXPECT_EQ(hr::csv_columns().front(), "schema_version");
-    EXPECT_EQ(hr::csv_columns().back(), "cpu_ms");  // the newest, added at the end
-    EXPECT_EQ(hr::csv_columns().size(), 58u);
+    EXPECT_EQ(hr::csv_columns().back(), "environment");  // the newest, added at the end
+    EXPECT_EQ(hr::csv_columns().size(), 59u);
+}
+
+// What an entry's `environment:` set is kept in its row and in the sidecar.
+TEST_F(CsvReporter, TheEnvironmentAnEntrySetIsInItsRowAndItsSidecar) {
+    auto run = full_run();
+    run.environment = {{"TF_ENABLE_ONEDNN_OPTS", "0"}, {"OMP_PROC_BIND", "close"}};
+    report(hr::CsvReporter(path("r.csv")), provenance(), {run, skipped_run()});
+    const auto rows = hr::read_csv(path("r.csv"));
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].at("environment"), "OMP_PROC_BIND=close;TF_ENABLE_ONEDNN_OPTS=0");
+    EXPECT_EQ(rows[1].at("environment"), "");
+    EXPECT_EQ(hr::backend_run_from_json(hr::to_json(run)).environment, run.environment);
 }
 
 TEST_F(CsvReporter, RoundTrip) {

@@ -354,14 +354,38 @@ std::map<std::string, std::string> read_scalars(
     return values;
 }
 
+// Variables an entry may not set, by prefix: the harness's own, which would change what the
+// worker loads, and those read when the worker starts, before the entry's environment is set.
+struct ReservedVariables {
+    const char* prefix;
+    const char* why;
+};
+constexpr ReservedVariables kReservedVariables[] = {
+    {"HARNESS_", "the harness's own variables are set where harness runs, not per entry"},
+    {"LD_",
+     "the dynamic loader reads it when the worker starts, before an entry's environment is "
+     "set: it cannot take effect"},
+    {"GLIBC_TUNABLES",
+     "the C library reads it when the worker starts, before an entry's "
+     "environment is set: it cannot take effect"},
+    {"MALLOC_",
+     "the C library reads it when the worker starts, before an entry's environment is "
+     "set: it cannot take effect"},
+    {"OMPI_", "mpirun sets it for each rank of a data-parallel run"},
+    {"PMIX_", "mpirun sets it for each rank of a data-parallel run"},
+};
+
 std::string environment_name_problem(const std::string& name) {
     const bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
                     name.find_first_not_of(
                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                         "0123456789_") == std::string::npos;
-    return ok ? ""
-              : "'" + name +
-                    "' is not the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)";
+    if (!ok)
+        return "'" + name + "' is not the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)";
+    for (const auto& reserved : kReservedVariables)
+        if (name.rfind(reserved.prefix, 0) == 0)
+            return "'" + name + "' may not be set by an entry: " + reserved.why;
+    return "";
 }
 
 // `name_field` is where the entry's name comes from: `name`, or else `plugin`.

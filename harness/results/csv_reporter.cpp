@@ -109,6 +109,7 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     row.insert(row.end(), parallel.begin(), parallel.end());
     row.push_back(has_timings(r) && !r.cpu_ms.empty() ? format_ms(r.cpu_median_ms())
                                                       : std::string());
+    row.push_back(join_pairs(r.environment));
     return row;
 }
 
@@ -161,7 +162,7 @@ std::vector<std::string> csv_columns() {
             "first_loss",     "last_loss",   "environment_warnings", "loss_agreement",
             "ranks",          "communicator", "oversubscribed", "communication_share",
             "allreduce_bytes", "allreduce_algbw_gbps", "allreduce_busbw_gbps",
-            "scaling_efficiency", "cpu_ms"});
+            "scaling_efficiency", "cpu_ms",     "environment"});
     // clang-format on
     return columns;
 }

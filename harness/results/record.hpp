@@ -87,9 +87,10 @@ struct BackendRun {
     std::string plugin, plugin_version, device;
     std::string placement;  // the entry's ("" in results from before entries had their own)
     std::map<std::string, std::string> options;
-    std::map<std::string, std::string> libraries;  // library name -> version
-    std::string math_mode;                         // from the manifest ("fp32" unless told)
-    int threads = 0;                               // 0 = unknown
+    std::map<std::string, std::string> environment;  // what the entry set for its worker
+    std::map<std::string, std::string> libraries;    // library name -> version
+    std::string math_mode;                           // from the manifest ("fp32" unless told)
+    int threads = 0;                                 // 0 = unknown
     std::string check;  // conformance: "", "pass", "mismatch", "stale" (for another build)
 
     Status status = Status::failed;
@@ -105,7 +106,7 @@ struct BackendRun {
     // Per timed step: the worker's CPU time (user + system, all its threads) during the step.
     std::vector<double> cpu_ms;
     uint64_t peak_memory_bytes = 0;
-    std::string manifest_json;            // "{}" when none
+    std::string manifest_json;  // "{}" when none
     std::string log;  // what the worker's libraries wrote to stderr (its tail; "" when nothing)
     std::optional<Profile> profile;       // when profiling was asked for
     std::optional<ParallelRun> parallel;  // a data-parallel run
@@ -115,8 +116,8 @@ struct BackendRun {
     // (check/loss_agreement.hpp); the detail says against what and how far, for a person.
     std::string loss_agreement, loss_agreement_detail;
 
-    Stats stats;                // valid when status == ok
-    double first_loss() const;  // NaN when no step ran
+    Stats stats;                   // valid when status == ok
+    double first_loss() const;     // NaN when no step ran
     double cpu_median_ms() const;  // the median of cpu_ms; NaN when none was recorded
     double last_loss() const;
     // The backend's name, and for a data-parallel row its ranks: "onednn (2 ranks)".

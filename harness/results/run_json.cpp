@@ -157,6 +157,7 @@ json to_json(const BackendRun& r) {
               {"device", r.device},
               {"placement", r.placement},
               {"options", r.options},
+              {"environment", r.environment},
               {"libraries", r.libraries},
               {"math_mode", r.math_mode},
               {"threads", r.threads},
@@ -204,6 +205,8 @@ BackendRun backend_run_from_json(const json& j) {
     r.device = j.at("device").get<std::string>();
     r.placement = j.value("placement", std::string());
     r.options = j.at("options").get<std::map<std::string, std::string>>();
+    r.environment =
+        j.value("environment", std::map<std::string, std::string>());  // added in schema 1
     r.libraries = j.at("libraries").get<std::map<std::string, std::string>>();
     r.math_mode = j.at("math_mode").get<std::string>();
     r.threads = j.at("threads").get<int>();

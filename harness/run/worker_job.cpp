@@ -30,6 +30,7 @@ results::BackendRun describe_entry(const config::RunConfig& config,
     run.device = entry.device;
     run.placement = config::to_string(entry.placement);
     run.options = entry.options;
+    run.environment = entry.environment;
     // What the config asks for, until the session's manifest says what is in force.
     const auto math = entry.options.find("math");
     run.math_mode = math != entry.options.end() ? math->second : "fp32";
@@ -89,8 +90,7 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
         argv.insert(argv.end(), {"--profile-steps", std::to_string(job.profiling.steps)});
     if (!job.profiling.trace_dir.empty())
         argv.insert(argv.end(), {"--trace", job.profiling.trace_dir});
-    if (job.capture)
-        argv.insert(argv.end(), {"--capture", job.capture->dir});
+    if (job.capture) argv.insert(argv.end(), {"--capture", job.capture->dir});
     if (job.unit >= 0) argv.insert(argv.end(), {"--unit", std::to_string(job.unit)});
     if (job.ranks > 0) argv.insert(argv.end(), {"--ranks", std::to_string(job.ranks)});
     if (job.same_batch) argv.push_back("--same-batch");
