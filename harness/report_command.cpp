@@ -5,6 +5,7 @@
 #include "results/attribution_report.hpp"
 #include "results/charts.hpp"
 #include "results/csv_reader.hpp"
+#include "results/csv_reporter.hpp"
 #include "results/explain_report.hpp"
 #include "results/markdown_report.hpp"
 #include "results/sidecar_path.hpp"
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <utility>
 
 namespace harness {
 
@@ -80,7 +82,11 @@ int report_command(const ReportArgs& args) {
         }
         for (const auto& csv : args.csvs) {
             results::ResultsFile& file = files.emplace_back();
-            file.rows = results::read_csv(csv);
+            results::CsvTable table = results::read_csv_table(csv);
+            if (const std::string problem = results::run_header_problem(table.header);
+                !problem.empty())
+                throw std::runtime_error(csv + ": " + problem);
+            file.rows = std::move(table.rows);
             rows.insert(rows.end(), file.rows.begin(), file.rows.end());
             std::vector<results::StepSamples> file_samples;
             try {

@@ -495,6 +495,32 @@ TEST(EndToEnd, ReportTurnsCsvsIntoAMarkdownTableWithRatios) {
     EXPECT_EQ(r.output.find("x ["), std::string::npos) << r.output;
 }
 
+// A CSV of another schema, or one of harness layers, is refused naming the file and what it
+// lacks (exit 2), not turned into a table of blank cells; a results CSV of the first schema-1
+// layout (its first 47 columns) is still read.
+TEST(EndToEnd, ReportRefusesACsvThatIsNotARunsNamingWhatItLacks) {
+    TempDir dir;
+    std::ofstream(dir.path() / "other.csv") << "name,score,when\nx,1,today\n";
+    auto r = run_harness("report " + (dir / "other.csv"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("harness report: " + (dir / "other.csv") +
+                            ": not a results CSV of harness run: 47 of its columns missing "
+                            "(schema_version, utc_time,"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("| backend |"), std::string::npos) << r.output;
+
+    r = run_harness("report " + std::string(HB_SOURCE_DIR) + "/results/cpu/layers-hourglass2.csv");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("layers-hourglass2.csv: a CSV of harness layers, not of harness run"),
+              std::string::npos)
+        << r.output;
+
+    r = run_harness("report " + std::string(HB_SOURCE_DIR) + "/results/h200/hourglass8-round1.csv");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("| backend |"), std::string::npos) << r.output;
+}
+
 // An ablation: a base entry, entries that change one thing (an option, the placement) and one that
 // changes two; `report --explain` prices each single change and names what the other changes.
 TEST(EndToEnd, ReportExplainsWhatEachChangeCosts) {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace harness::results {
@@ -165,6 +167,24 @@ std::vector<std::string> csv_columns() {
             "scaling_efficiency", "cpu_ms",     "environment"});
     // clang-format on
     return columns;
+}
+
+std::string run_header_problem(const std::vector<std::string>& header) {
+    auto has = [&](const std::string& column) {
+        return std::find(header.begin(), header.end(), column) != header.end();
+    };
+    if (has("configuration") && has("timed_by"))
+        return "a CSV of harness layers, not of harness run (harness layers prints its own table)";
+    std::string missing;
+    int count = 0;
+    for (const std::string& column : csv_columns()) {
+        if (!has(column)) missing += (count++ ? ", " : "") + column;
+        if (column == "last_loss") break;
+    }
+    if (count == 0) return "";
+    return fmt::format("not a results CSV of harness run: {} of its columns missing ({}; "
+                       "docs/results-schema.md)",
+                       count, missing);
 }
 
 std::string CsvReporter::contents(const Provenance& provenance,

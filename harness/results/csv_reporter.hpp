@@ -10,6 +10,10 @@ namespace harness::results {
 
 // The CSV's columns, in order.
 std::vector<std::string> csv_columns();
+// What keeps a CSV's header from being that of a `harness run` results CSV ("" when nothing): a
+// `harness layers` CSV is named as such, anything else by the columns it lacks of those every
+// schema-1 results CSV has (csv_columns() up to `last_loss`; the later ones were added at the end).
+std::string run_header_problem(const std::vector<std::string>& header);
 
 // The columns every results CSV starts with, `schema_version` .. `math_mode`: the invocation's
 // provenance and the backend's identity; and a run's fields in them.
