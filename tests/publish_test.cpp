@@ -172,6 +172,33 @@ TEST_F(Publish, AChangedMedianIsRefusedAgainstTheSidecarsSamples) {
                           "median of the 5 samples_ms in the sidecar"});
 }
 
+// Every cell is confirmed against the sidecar, which the CSV's own cells cannot vouch for: a
+// never-checked run whose check cell says `pass`, a figure edited alone, a file cut short.
+TEST_F(Publish, ACellEditedAloneOrAFileCutShortIsRefusedAgainstTheSidecar) {
+    std::string csv = copy_run("unchecked");
+    tamper(csv, [](auto& lines) { set(lines, "check", "pass"); });
+    expect_refused(csv, {"line 2 (backend reference-2threads), column check: 'pass', but the "
+                         "sidecar " +
+                         (dir_ / "in/tiny.json") + " says ''"});
+
+    csv = copy_run("checked");
+    tamper(csv, [](auto& lines) { set(lines, "p90_ms", "0.0002"); });
+    expect_refused(csv, {"column p90_ms: '0.0002', but the sidecar"});
+
+    csv = copy_run("checked");
+    std::string text = read_text(csv);
+    write_text(csv, text.substr(0, text.size() - 3));
+    expect_refused(csv, {"malformed CSV " + csv +
+                         " (line 2): row 1 has 58 fields, header has 59 "
+                         "(the file's end is cut short)"});
+    // Cut where a row still has every field: a digit of the last one and the line break.
+    csv = copy_run("checked");
+    text = read_text(csv);
+    write_text(csv, text.substr(0, text.size() - 1) + "7");
+    expect_refused(csv, {csv + ": it does not end with a line break: cut short",
+                         "column environment: '7', but the sidecar"});
+}
+
 TEST_F(Publish, AMissingColumnIsNamed) {
     const std::string csv = copy_run("checked");
     tamper(csv, [](auto& lines) {

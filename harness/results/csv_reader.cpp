@@ -105,9 +105,12 @@ CsvTable read_csv_table(const std::string& path) {
     table.header = rows.front();
     for (size_t r = 1; r < rows.size(); ++r) {
         if (rows[r].size() != table.header.size()) {
-            malformed(path, "row " + std::to_string(r),
-                      fmt::format("row has {} fields, header has {}", rows[r].size(),
-                                  table.header.size()));
+            malformed(path, at_line(parsed.lines[r]),
+                      fmt::format("row {} has {} fields, header has {}{}", r, rows[r].size(),
+                                  table.header.size(),
+                                  r + 1 == rows.size() && rows[r].size() < table.header.size()
+                                      ? " (the file's end is cut short)"
+                                      : ""));
         }
         CsvRow& m = table.rows.emplace_back();
         for (size_t c = 0; c < table.header.size(); ++c) m[table.header[c]] = rows[r][c];

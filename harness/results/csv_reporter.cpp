@@ -89,7 +89,9 @@ Row parallel_fields(const BackendRun& r) {
             scales ? fmt::format("{:.4f}", p.scaling_efficiency) : std::string()};
 }
 
-Row make_row(const Provenance& p, const BackendRun& r) {
+}  // namespace
+
+std::vector<std::string> csv_row(const Provenance& p, const BackendRun& r) {
     const bool stepped = !r.warmup_losses.empty() || !r.losses.empty();
     Row row = identity_fields(p, r);
     row.insert(row.end(),
@@ -114,8 +116,6 @@ Row make_row(const Provenance& p, const BackendRun& r) {
     row.push_back(join_pairs(r.environment));
     return row;
 }
-
-}  // namespace
 
 std::string format_ms(double ms) {
     return fmt::format("{:.4f}", ms);
@@ -182,16 +182,17 @@ std::string run_header_problem(const std::vector<std::string>& header) {
         if (column == "last_loss") break;
     }
     if (count == 0) return "";
-    return fmt::format("not a results CSV of harness run: {} of its columns missing ({}; "
-                       "docs/results-schema.md)",
-                       count, missing);
+    return fmt::format(
+        "not a results CSV of harness run: {} of its columns missing ({}; "
+        "docs/results-schema.md)",
+        count, missing);
 }
 
 std::string CsvReporter::contents(const Provenance& provenance,
                                   const std::vector<BackendRun>& runs) const {
     std::string text;
     append_csv_line(text, csv_columns());
-    for (const BackendRun& run : runs) append_csv_line(text, make_row(provenance, run));
+    for (const BackendRun& run : runs) append_csv_line(text, csv_row(provenance, run));
     return text;
 }
 

@@ -10,6 +10,8 @@ namespace harness::results {
 
 // The CSV's columns, in order.
 std::vector<std::string> csv_columns();
+// A run's row, a cell per column of csv_columns().
+std::vector<std::string> csv_row(const Provenance& provenance, const BackendRun& run);
 // What keeps a CSV's header from being that of a `harness run` results CSV ("" when nothing): a
 // `harness layers` CSV is named as such, anything else by the columns it lacks of those every
 // schema-1 results CSV has (csv_columns() up to `last_loss`; the later ones were added at the end).

@@ -247,6 +247,7 @@ void check_sidecar(Problems& problems, const std::string& sidecar, const CsvTabl
             problems.file(fmt::format("{}: schema_version {}, not this harness's {}", where,
                                       j.at("schema_version").dump(), kSchemaVersion));
         const json& provenance = j.at("provenance");
+        const Provenance their_provenance = provenance_from_json(provenance);
         const json& runs = j.at("runs");
         if (runs.size() != table.rows.size())
             problems.file(fmt::format("{} has {} runs, the CSV {} rows", where, runs.size(),
@@ -275,10 +276,15 @@ void check_sidecar(Problems& problems, const std::string& sidecar, const CsvTabl
                     fmt::format("but run {} of {} is backend '{}'", i + 1, where, run.backend));
                 continue;
             }
-            if (to_string(run.status) != text_of(row, "status"))
-                problems.at(line, row, "status",
-                            fmt::format("'{}', but {} says '{}'", text_of(row, "status"), where,
-                                        to_string(run.status)));
+            // Every cell as the sidecar's run would print it: a cell edited alone (a check
+            // verdict, a figure) or cut short disagrees.
+            const std::vector<std::string> cells = csv_row(their_provenance, run);
+            const std::vector<std::string> columns = csv_columns();
+            for (size_t c = 0; c < columns.size(); ++c)
+                if (text_of(row, columns[c]) != cells[c])
+                    problems.at(line, row, columns[c],
+                                fmt::format("'{}', but {} says '{}'", text_of(row, columns[c]),
+                                            where, cells[c]));
             const std::string median = text_of(row, "median_ms");
             if (median.empty()) continue;
             if (run.samples_ms.empty()) {
@@ -295,6 +301,13 @@ void check_sidecar(Problems& problems, const std::string& sidecar, const CsvTabl
     } catch (const json::exception& e) {
         problems.file(where + " is not a results sidecar: " + e.what());
     }
+}
+
+bool ends_with_line_break(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in || in.tellg() <= 0) return false;
+    in.seekg(-1, std::ios::end);
+    return in.get() == '\n';
 }
 
 std::string one_line(std::string s) {
@@ -345,6 +358,10 @@ std::vector<PublishProblem> validate_run(const std::string& csv_path) {
         problems.file("line 1: " + header);
         return problems.take();
     }
+    if (!ends_with_line_break(csv_path))
+        problems.file(
+            "it does not end with a line break: cut short (harness run ends every row "
+            "with one)");
     if (table.rows.empty()) problems.file("no rows: there is no run to publish");
     for (size_t i = 0; i < table.rows.size(); ++i)
         check_row(problems, table.lines[i], table.rows[i]);

@@ -262,6 +262,26 @@ json to_json(const Provenance& p) {
             {"environment_warnings", environment_warnings(p)}};
 }
 
+Provenance provenance_from_json(const json& j) {
+    Provenance p;
+    p.utc_time = j.at("utc_time").get<std::string>();
+    p.harness_version = j.at("harness_version").get<std::string>();
+    p.git_commit = j.at("git_commit").get<std::string>();
+    p.config_name = j.at("config_name").get<std::string>();
+    p.config_path = j.at("config_path").get<std::string>();
+    p.config_sha256 = j.at("config_sha256").get<std::string>();
+    p.host = j.at("host").get<std::string>();
+    p.cpu_model = j.at("cpu_model").get<std::string>();
+    p.gpu_name = j.at("gpu_name").get<std::string>();
+    p.gpu_driver = j.at("gpu_driver").get<std::string>();
+    p.seed = j.at("seed").get<uint64_t>();
+    p.placement = j.at("placement").get<std::string>();
+    for (const json& f : j.at("environment"))
+        p.environment.push_back({f.at("check").get<std::string>(), f.at("state").get<std::string>(),
+                                 f.at("message").get<std::string>(), f.at("warning").get<bool>()});
+    return p;
+}
+
 std::string json_text(const nlohmann::json& j, int indent) {
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

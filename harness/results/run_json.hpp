@@ -16,6 +16,7 @@ nlohmann::json to_json(const BackendRun& run);
 nlohmann::json to_json(const std::vector<BackendRun>& runs);  // an array, in order
 BackendRun backend_run_from_json(const nlohmann::json& j);    // throws nlohmann::json::exception
 nlohmann::json to_json(const Provenance& p);
+Provenance provenance_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 
 // `j` as text (indented by `indent` spaces, or on one line when negative), every string valid
 // UTF-8: bytes that are not (a plugin's message may hold any) become U+FFFD.
