@@ -59,6 +59,9 @@ void check_file(const std::string& option, const std::string& path) {
 
 void check_dir(const std::string& option, const std::string& dir) {
     std::error_code ec;
+    if (fs::is_symlink(dir, ec) && !fs::exists(dir, ec))
+        throw UsageError(option + ": " + dir + " is a symlink to " +
+                         fs::read_symlink(dir, ec).string() + ", which does not exist");
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw UsageError(option + ": " + dir + " is a file, not a folder");
     check_folder(option, dir);

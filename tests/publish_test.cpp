@@ -199,6 +199,20 @@ TEST_F(Publish, ACellEditedAloneOrAFileCutShortIsRefusedAgainstTheSidecar) {
                          "column environment: '7', but the sidecar"});
 }
 
+// A results folder that is a dangling symlink is a usage error before anything is written.
+TEST_F(Publish, ADanglingSymlinkForTheFolderIsRefused) {
+    const std::string csv = copy_run("checked");
+    fs::create_directories(dir_.path() / "results");
+    fs::create_symlink(dir_.path() / "nowhere", dir_.path() / "results/tiny");
+    const auto r = publish(csv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--to: " + (dir_ / "results/tiny") + " is a symlink to " +
+                            (dir_ / "nowhere") + ", which does not exist"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir_.path() / "nowhere"));
+}
+
 TEST_F(Publish, AMissingColumnIsNamed) {
     const std::string csv = copy_run("checked");
     tamper(csv, [](auto& lines) {
