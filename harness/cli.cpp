@@ -115,7 +115,7 @@ int main_cli(int argc, char** argv) {
         check_cmd
             ->add_option("--layers", check_layers,
                          "Check each layer configuration of the model alone, with one layer's "
-                         "tolerances: those whose names this ECMAScript regex matches (none or "
+                         "tolerances: those whose names this POSIX extended regex matches (none or "
                          "empty: every one); no verdict is recorded")
             ->expected(0, 1);
 

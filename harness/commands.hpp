@@ -28,7 +28,7 @@ struct CheckArgs {
     std::optional<std::string> baseline;  // absent: check::kOracle
     int steps = 2;
     bool json = false;
-    // Set: check each of the model's layer configurations whose names this ECMAScript expression
+    // Set: check each of the model's layer configurations whose names this POSIX extended regular expression
     // matches (empty: all) alone, with one layer's tolerances (docs/conformance.md "Layer by
     // layer"); no verdict is recorded.
     std::optional<std::string> layers;
@@ -57,7 +57,7 @@ int publish_command(const PublishArgs& args);
 struct LayersArgs {
     std::string config;
     std::optional<std::string> backends;  // as in RunArgs
-    std::string filter;                   // ECMAScript regex over configuration names; "" = all
+    std::string filter;                   // POSIX extended regex over configuration names; "" = all
     std::string json;                     // Google Benchmark JSON here; "" = none
     std::string output;                   // the table as CSV; "" = runs/<config>-layers-<time>.csv
     int repetitions = 5;                  // Google Benchmark repetitions of each benchmark

@@ -4,6 +4,7 @@
 #include "destinations.hpp"
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
+#include "model/name_pattern.hpp"
 #include "results/atomic_file.hpp"
 #include "results/gbench_json.hpp"
 #include "results/layer_table.hpp"
@@ -21,8 +22,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
-#include <regex>
 
 namespace harness {
 
@@ -95,7 +96,6 @@ int layers_command(const LayersArgs& args) {
     std::string csv_path;
     std::optional<results::OutputLock> lock;
     Collected collected;
-    std::regex pattern;
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
@@ -103,9 +103,10 @@ int layers_command(const LayersArgs& args) {
         order_as_named(request.entries, config, args.backends);
         run::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, -1};
+        std::unique_ptr<model::NamePattern> pattern;
         try {
-            pattern = std::regex(args.filter, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
+            pattern = std::make_unique<model::NamePattern>(args.filter);
+        } catch (const std::invalid_argument& e) {
             throw UsageError("--filter: '" + args.filter +
                              "' is not a regular expression: " + e.what());
         }
@@ -113,7 +114,7 @@ int layers_command(const LayersArgs& args) {
         collected.configurations_in_model = static_cast<int>(units.size());
         collected.config_name = config.name;
         size_t matched = 0;
-        for (const auto& u : units) matched += std::regex_search(u.name, pattern) ? 1 : 0;
+        for (const auto& u : units) matched += pattern->found_in(u.name) ? 1 : 0;
         if (matched == 0) {
             std::string names;
             for (const auto& u : units) names += "\n  " + u.name;

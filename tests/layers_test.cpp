@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -176,6 +177,14 @@ TEST(LayersFilter, ABadOrEmptyFilterIsAUsageErrorAndWritesNothing) {
     EXPECT_NE(r.output.find("matches none of check's layer configurations"), std::string::npos);
     EXPECT_NE(r.output.find("conv7x7/s2/c3-64/64x64"), std::string::npos) << "lists them";
     EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+
+    // An expression that a backtracking engine takes exponential time over: answered at once.
+    const auto start = std::chrono::steady_clock::now();
+    r = run_harness("layers " + kCheckConfig + " --filter '(.*.*)*X$' --output " + (dir / "l.csv"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("matches none of check's layer configurations"), std::string::npos);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              30.0);
 }
 
 TEST(LayersBackends, TheSecondIsComparedWithTheFirstNamed) {

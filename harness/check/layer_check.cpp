@@ -3,29 +3,30 @@
 #include "check/check_reporter.hpp"
 #include "config/printable.hpp"
 #include "model/hourglass.hpp"
+#include "model/name_pattern.hpp"
 #include "run/child_process.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <regex>
+#include <memory>
 #include <stdexcept>
 
 namespace harness::check {
 
 std::vector<int> select_units(const std::vector<model::LayerUnit>& units,
                               const std::string& regex) {
-    std::regex pattern;
+    std::unique_ptr<model::NamePattern> pattern;
     try {
-        pattern = std::regex(regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
+        pattern = std::make_unique<model::NamePattern>(regex);
+    } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(fmt::format(
             "--layers: '{}' is not a valid regular expression ({})", printable(regex), e.what()));
     }
     std::vector<int> selected;
     for (size_t i = 0; i < units.size(); ++i)
-        if (std::regex_search(units[i].name, pattern)) selected.push_back(static_cast<int>(i));
+        if (pattern->found_in(units[i].name)) selected.push_back(static_cast<int>(i));
     if (selected.empty()) {
         std::string names;
         for (size_t i = 0; i < units.size() && i < 4; ++i) names += (i ? ", " : "") + units[i].name;

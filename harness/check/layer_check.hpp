@@ -32,8 +32,8 @@ struct KindSummary {
     std::string worst_configuration;
 };
 
-// The indexes into `units` of the configurations whose names `regex` (ECMAScript) matches
-// (std::regex_search); an empty one selects every configuration. An invalid expression, or one
+// The indexes into `units` of the configurations whose names `regex` (POSIX extended) matches
+// (model::NamePattern); an empty one selects every configuration. An invalid expression, or one
 // that matches none, throws std::invalid_argument naming --layers.
 std::vector<int> select_units(const std::vector<model::LayerUnit>& units, const std::string& regex);
 

@@ -2,6 +2,7 @@
 
 #include "harness/version.hpp"
 #include "model/layer_units.hpp"
+#include "model/name_pattern.hpp"
 #include "run/training.hpp"
 
 #include <benchmark/benchmark.h>
@@ -9,7 +10,6 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
-#include <regex>
 #include <set>
 
 namespace harness::run {
@@ -93,11 +93,11 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
                                               const PluginLibrary& library,
                                               const LayerTiming& timing, results::BackendRun& run,
                                               const std::function<bool()>& stopped) {
-    const std::regex pattern(timing.units, std::regex::ECMAScript);
+    const model::NamePattern pattern(timing.units);
     const std::vector<model::LayerUnit> all = model::layer_units(model);
     std::vector<const model::LayerUnit*> units;
     for (const model::LayerUnit& u : all)
-        if (std::regex_search(u.name, pattern)) units.push_back(&u);
+        if (pattern.found_in(u.name)) units.push_back(&u);
     const std::string timed_by = library.can_profile()                                ? "events"
                                  : (library.info().capabilities & HB_CAP_PHASE_TIMES) ? "phases"
                                                                                       : "step";

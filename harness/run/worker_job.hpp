@@ -33,7 +33,7 @@ struct Capture {
 // `harness layers` (docs/layers.md): the model's whole step and each of its layer configurations
 // (model/layer_units.hpp) timed by Google Benchmark instead of a timed run.
 struct LayerTiming {
-    std::string units;       // an ECMAScript regex: the configurations whose names it matches
+    std::string units;       // a POSIX extended regex: the configurations whose names it matches
     int repetitions = 5;     // Google Benchmark's repetitions of each
     int iterations = 3;      // steps per repetition (after the entry's warm-up steps)
     std::string gbench_out;  // where Google Benchmark writes its JSON
