@@ -72,14 +72,14 @@ int report_command(const ReportArgs& args) {
     std::vector<results::StepSamples> samples;
     std::vector<results::ProfiledRun> profiles;
     try {
-        if (!args.output.empty()) {
-            std::vector<NamedFile> inputs;
-            for (const auto& csv : args.csvs) {
-                inputs.push_back({"a results CSV", csv});
-                inputs.push_back({"a results CSV's JSON sidecar", results::sidecar_path(csv)});
-            }
-            check_distinct({{"--output", args.output}}, inputs);
+        std::vector<NamedFile> inputs, destinations;
+        for (const auto& csv : args.csvs) {
+            inputs.push_back({"a results CSV", csv});
+            inputs.push_back({"a results CSV's JSON sidecar", results::sidecar_path(csv)});
         }
+        if (!args.output.empty()) destinations.push_back({"--output", args.output});
+        if (!args.charts.empty()) destinations.push_back({"--charts", args.charts});
+        check_distinct(destinations, inputs);
         for (const auto& csv : args.csvs) {
             results::ResultsFile& file = files.emplace_back();
             results::CsvTable table = results::read_csv_table(csv);

@@ -110,8 +110,11 @@ int run_command(const RunArgs& args) {
         json_path = results::sidecar_path(csv_path);
         // Every destination is checked before anything is created, and everything is created
         // before any backend runs: a bad destination costs no run and leaves nothing behind.
-        check_distinct({{"--output", csv_path}, {"--output's JSON sidecar", json_path}},
-                       {{"the config", args.config}});
+        std::vector<NamedFile> destinations = {{"--output", csv_path},
+                                               {"--output's JSON sidecar", json_path}};
+        if (!args.dump_dir.empty()) destinations.push_back({"--dump", args.dump_dir});
+        if (!args.trace_dir.empty()) destinations.push_back({"--trace", args.trace_dir});
+        check_distinct(destinations, {{"the config", args.config}});
         check_file("--output", csv_path);
         check_file("--output's JSON sidecar", json_path);
         if (!args.trace_dir.empty()) check_dir("--trace", args.trace_dir);

@@ -189,6 +189,8 @@ TEST(EndToEnd, NoDestinationIsAnInputOrAnotherDestination) {
         {"run {dir}/c.yaml --output {dir}/link.csv",
          "harness run: --output: {dir}/link.csv is "
          "the config"},
+        {"run {dir}/c.yaml --output {dir}/r.csv --dump {dir}/sub --trace {dir}/sub/",
+         "harness run: --trace: {dir}/sub/ is also --dump"},
         {"layers {dir}/c.yaml --output {dir}/x.csv --json {dir}/sub/../x.csv",
          "harness layers: --json: {dir}/sub/../x.csv is also --output"},
         {"layers {dir}/c.yaml --output {dir}/c.yaml",
