@@ -28,9 +28,9 @@ struct CheckArgs {
     std::optional<std::string> baseline;  // absent: check::kOracle
     int steps = 2;
     bool json = false;
-    // Set: check each of the model's layer configurations whose names this POSIX extended regular expression
-    // matches (empty: all) alone, with one layer's tolerances (docs/conformance.md "Layer by
-    // layer"); no verdict is recorded.
+    // Set: check each of the model's layer configurations whose names this POSIX extended
+    // regular expression matches (empty: all) alone, with one layer's tolerances
+    // (docs/conformance.md "Layer by layer"); no verdict is recorded.
     std::optional<std::string> layers;
 };
 int check_command(const CheckArgs& args);
