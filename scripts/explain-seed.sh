@@ -19,6 +19,8 @@
 #                                         (the 2-stack twin, a quick try)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `tensorflow-default` is TensorFlow as it loads with nothing set; the other entries set it.
+unset TF_ENABLE_ONEDNN_OPTS
 out=${1:-results/seed}
 config=${CONFIG:-configs/seed.yaml}
 status=0

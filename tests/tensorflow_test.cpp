@@ -2,6 +2,8 @@
 // without TensorFlow; then the plugin itself through the harness, on every check config's
 // tensorflow entries and with a profiled, traced run.
 #include "harness_process.hpp"
+#include "hb/cpu.hpp"
+#include "kernels.hpp"
 #include "layouts.hpp"
 #include "results/record.hpp"
 #include "results/run_json.hpp"
@@ -12,10 +14,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -225,6 +230,31 @@ TEST(TensorflowOptions, WhatTensorflowWouldIgnoreFailsTheEntryNamingTheFix) {
               std::string::npos)
         << messages["onednn-loaded-not-asked"];
     EXPECT_NE(messages["nchw"].find("NHWC only"), std::string::npos) << messages["nchw"];
+}
+
+// Left to itself, TensorFlow runs oneDNN's kernels exactly where the CPU has one of the features
+// its default looks for; the manifest says which ran and why.
+TEST(TensorflowKernels, TheDefaultFollowsTheCpuFeaturesAndTheManifestSaysWhichRan) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    if (std::getenv("TF_ENABLE_ONEDNN_OPTS"))
+        GTEST_SKIP() << "TF_ENABLE_ONEDNN_OPTS is set here: TensorFlow's default is not in play";
+    const tensorflow_plugin::OnednnDefault expected = tensorflow_plugin::onednn_default();
+    const std::set<std::string> flags = hb::cpu_flags();
+    for (const std::string& f : tensorflow_plugin::kOnednnFeatures)
+        EXPECT_EQ(flags.count(f) > 0, std::count(expected.features.begin(),
+                                                 expected.features.end(), f) > 0) << f;
+    TempDir dir;
+    const std::string csv = dir / "r.csv";
+    auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) +
+                         "/tensorflow_default.yaml --output " + csv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream sidecar(dir / "r.json");
+    const nlohmann::json manifest = nlohmann::json::parse(sidecar)["runs"][0]["manifest"];
+    EXPECT_EQ(manifest["onednn_environment"], "");
+    EXPECT_EQ(manifest["onednn_default"], tensorflow_plugin::onednn_default_text(expected));
+    EXPECT_EQ(manifest["kernels"],
+              expected.on ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)");
+    EXPECT_EQ(manifest["onednn_kernels_in_forward"].get<int>() > 0, expected.on);
 }
 
 // What TensorFlow logs while it loads ("oneDNN custom operations are on") is kept in the listing's

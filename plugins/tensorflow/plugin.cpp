@@ -2,6 +2,7 @@
 // (docs/backends.md "tensorflow").
 #include "hb/cpu.hpp"
 #include "hb/plugin.hpp"
+#include "kernels.hpp"
 #include "session.hpp"
 
 #include <tensorflow/c/c_api.h>

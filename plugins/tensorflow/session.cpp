@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "hb/json.hpp"
+#include "kernels.hpp"
 #include "timeline.hpp"
 #include "wire.hpp"
 
@@ -20,15 +21,6 @@ int64_t epoch_ns() {
 }
 
 // TF_ENABLE_ONEDNN_OPTS as this process had it when the plugin, and with it TensorFlow, loaded.
-const std::string& environment_at_load() {
-    static const std::string value = [] {
-        const char* v = std::getenv("TF_ENABLE_ONEDNN_OPTS");
-        return std::string(v ? v : "");
-    }();
-    return value;
-}
-[[maybe_unused]] const std::string& loaded = environment_at_load();
-
 OptionsPtr session_options(const Settings& s) {
     OptionsPtr options(TF_NewSessionOptions());
     wire::SessionConfig config;
@@ -50,10 +42,6 @@ std::vector<int64_t> with_count(std::vector<int64_t> shape, int64_t count) {
 }
 
 }  // namespace
-
-std::string onednn_environment() {
-    return environment_at_load();
-}
 
 TensorflowSession::TensorflowSession(const hb_session_desc& desc)
     : ir_(hb::import_graph(*desc.graph, {"tensorflow", false})),
@@ -335,7 +323,9 @@ std::string TensorflowSession::manifest_json() {
                                      ? "ResourceApplyRMSProp"
                                      : "Torch's RMSProp in TensorFlow ops")
         .add_string("gradients", "TF_AddGradients")
+        .add_string("kernels", onednn_kernels_ > 0 ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)")
         .add_string("onednn_environment", onednn_environment())
+        .add_string("onednn_default", onednn_default_text(onednn_default()))
         .add("onednn_kernels_in_forward", onednn_kernels_)
         .add_bool("xla", settings_.xla)
         .add("xla_clusters", xla_clusters_)

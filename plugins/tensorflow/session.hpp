@@ -68,11 +68,6 @@ private:
     // What the traced forward pass ran.
     std::map<std::string, int> executed_types_;
     int onednn_kernels_ = 0, xla_clusters_ = 0;
-    bool onednn_at_load_ = false;
 };
-
-// Whether TensorFlow's oneDNN optimisations were asked for when the library was loaded (the
-// environment's TF_ENABLE_ONEDNN_OPTS), or unset.
-std::string onednn_environment();
 
 }  // namespace tensorflow_plugin
