@@ -8,6 +8,7 @@
 #include "check/layer_check.hpp"
 #include "model/hourglass.hpp"
 #include "run/option_check.hpp"
+#include "run/progress.hpp"
 #include "run/provenance.hpp"
 
 #include <algorithm>
@@ -71,6 +72,7 @@ int check_layers(const config::RunConfig& config, const check::CheckRequest& req
 int check_command(const CheckArgs& args) {
     config::RunConfig config;
     check::CheckRequest request;
+    run::ProgressLine progress(run::ProgressLine::wanted(args.quiet || args.json));
     std::vector<int> units;
     try {
         config = config::load_config(args.config);
@@ -79,6 +81,7 @@ int check_command(const CheckArgs& args) {
         run::check_plugin_options(config, request.entries);
         if (args.baseline) request.baseline = *args.baseline;
         request.steps = args.steps;
+        request.progress = &progress;
         if (args.layers)
             units = check::select_units(model::layer_units(model::build_hourglass(config.model)),
                                         *args.layers);

@@ -85,6 +85,7 @@ int main_cli(int argc, char** argv) {
     run_cmd->add_option("--dump", run.dump_dir,
                         "Also write the initial weights and batches as .npy files + index.json");
     run_cmd->add_flag("--json", run.json, "Print the results as JSON instead of a table");
+    run_cmd->add_flag("--quiet", run.quiet, "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)");
     run_cmd->add_flag("--profile", run.profile,
                       "After the timed steps, run --profile-steps more with every operation "
                       "timed: the JSON sidecar gets each backend's time per operation kind and "
@@ -110,6 +111,7 @@ int main_cli(int argc, char** argv) {
         ->check(count_in(1, 1000))
         ->capture_default_str();
     check_cmd->add_flag("--json", check.json, "Machine-readable output");
+    check_cmd->add_flag("--quiet", check.quiet, "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)");
     std::string check_layers;
     auto* check_layers_opt =
         check_cmd
@@ -192,6 +194,7 @@ int main_cli(int argc, char** argv) {
             ->add_option("--warmup", layers.warmup,
                          "Untimed steps before each benchmark (default: the entry's)")
             ->check(count_in(0, 100000))};
+    layers_cmd->add_flag("--quiet", layers.quiet, "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)");
     bool layers_check = false;
     CheckArgs layers_check_args;
     auto* layers_check_flag = layers_cmd->add_flag(
@@ -240,6 +243,7 @@ int main_cli(int argc, char** argv) {
     worker_cmd->add_option("--unit", job.unit);
     worker_cmd->add_option("--ranks", job.ranks);
     worker_cmd->add_flag("--same-batch", job.same_batch);
+    worker_cmd->add_option("--progress-fd", job.progress_fd);
     run::LayerTiming worker_layers;
     auto* layers_opt = worker_cmd->add_option("--gbench-out", worker_layers.gbench_out);
     worker_cmd->add_option("--units-out", worker_layers.units_out)->needs(layers_opt);
@@ -274,6 +278,7 @@ int main_cli(int argc, char** argv) {
         layers_check_args.config = layers.config;
         layers_check_args.backends = layers.backends;
         layers_check_args.layers = layers.filter;
+        layers_check_args.quiet = layers.quiet;
         return check_command(layers_check_args);
     }
     if (*list_cmd) return list_command(list_json);

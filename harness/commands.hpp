@@ -19,6 +19,7 @@ struct RunArgs {
     bool profile = false;   // profile steps after the timed ones (implied by trace_dir)
     int profile_steps = 5;  // how many
     std::string trace_dir;  // a Chrome trace per backend here; "" = none
+    bool quiet = false;     // no progress line on a terminal
 };
 int run_command(const RunArgs& args);
 
@@ -32,6 +33,7 @@ struct CheckArgs {
     // regular expression matches (empty: all) alone, with one layer's tolerances
     // (docs/conformance.md "Layer by layer"); no verdict is recorded.
     std::optional<std::string> layers;
+    bool quiet = false;  // no progress line on a terminal
 };
 int check_command(const CheckArgs& args);
 
@@ -63,6 +65,7 @@ struct LayersArgs {
     int repetitions = 5;                  // Google Benchmark repetitions of each benchmark
     int iterations = 3;                   // steps per repetition
     int warmup = -1;                      // untimed steps per session; negative = the config's
+    bool quiet = false;                   // no progress line on a terminal
 };
 int layers_command(const LayersArgs& args);
 

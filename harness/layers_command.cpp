@@ -143,6 +143,8 @@ int layers_command(const LayersArgs& args) {
         return scratch.path() / fmt::format("units-{}.json", entry);
     };
     request.one_process = true;
+    request.quiet = args.quiet;
+    request.timed_steps = false;
     request.adjust_job = [&](run::WorkerJob& job) {
         const int entry = std::get<int>(job.backend);
         job.layer_timing =

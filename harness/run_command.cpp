@@ -104,6 +104,7 @@ int run_command(const RunArgs& args) {
         request.entries = select_entries(config, args.backends);
         run::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, args.iterations};
+        request.quiet = args.quiet || args.json;
         if (args.profile || !args.trace_dir.empty())
             request.profiling = {args.profile_steps, args.trace_dir};
         csv_path = args.output.empty() ? default_output(config) : args.output;

@@ -3,14 +3,19 @@
 from the figures of the report it wrote (OUT_DIR/report.md: `harness report --explain --by kind`)
 and from the CSVs of its rounds (the CPU time, which the report gives only as CPU/wall).
 
-    seed-verdict.py OUT_DIR [--base tensorflow-seed] [--baseline libtorch-cpu]
+    seed-verdict.py OUT_DIR [--base tensorflow-seed] [--default tensorflow-default]
+                            [--baseline libtorch-cpu]
 
-Prints a Markdown section to stdout. Every figure in it is one of the report's (a cost with its
-95% interval, an operation count, milliseconds per operation kind) or the mean over the rounds
-of a CSV column, as the report takes it; it computes no statistic of its own. Standard library only.
+Prints a Markdown section to stdout. It opens with two gaps: the port as the seed ran it, on
+TensorFlow's own kernels (2017's situation), and the port as TensorFlow runs it on this machine
+with nothing set, whose kernels (and the CPU features that chose them) its runs' manifests give.
+Every figure in it is one of the report's (a gap or a cost with its 95% interval, an operation
+count, milliseconds per operation kind) or the mean over the rounds of a CSV column, as the report
+takes it; it computes no statistic of its own. Standard library only.
 """
 import argparse
 import csv
+import json
 import re
 import statistics
 import sys
@@ -74,6 +79,16 @@ def round_medians(out_dir, pattern):
             for b, v in values.items()}
 
 
+def manifests(out_dir, pattern):
+    """Per backend of the JSON sidecars matching `pattern`: the manifest of its first ok run."""
+    found = {}
+    for path in sorted(out_dir.glob(pattern)):
+        for run in json.loads(path.read_text()).get("runs", []):
+            if run.get("status") == "ok" and run.get("manifest"):
+                found.setdefault(run["backend"], run["manifest"])
+    return found
+
+
 def number(text):
     m = re.search(r"[-+]?\d+(\.\d+)?", text or "")
     return float(m.group()) if m else None
@@ -106,9 +121,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--base", default="tensorflow-seed")
+    parser.add_argument("--default", default="tensorflow-default")
     parser.add_argument("--baseline", default="libtorch-cpu")
     args = parser.parse_args()
-    base, baseline = args.base, args.baseline
+    base, default, baseline = args.base, args.default, args.baseline
     report = (args.out_dir / "report.md").read_text()
     found = tables(report)
     medians = round_medians(args.out_dir, "seed-round*.csv")
@@ -117,20 +133,54 @@ def main():
 
     out = ["", "## Verdict", ""]
     cpu = re.search(r"CPU (.*?) — GPU", report)
+    machine = cpu.group(1) if cpu else "its CPU"
     tf_ms, torch_ms = medians[base]["median_ms"], medians[baseline]["median_ms"]
-    # Over every round (with its interval), else the one round's "vs" column.
-    gap = next((r[3] for _, h, rows in found if h[:3] == ["config", "backend", "rounds"]
-                for r in rows if r[1] == base), None)
-    gap = gap or next((r[-1].split(", p")[0] for _, h, rows in found
-                       if h and h[0] == "backend" and h[-1].startswith("vs ")
-                       for r in rows if r[0] == base), f"{tf_ms / torch_ms:.2f}x")
-    out.append(
-        f"On this machine ({cpu.group(1) if cpu else 'its CPU'}), the seed's TensorFlow port run "
-        f"as the seed ran it (`{base}`: batch norm as primitive ops, float64 arrays fed and "
-        f"converted every step, TensorFlow's own kernels) takes {tf_ms:.0f} ms per step: "
-        f"**{gap}** the time of the same model on LibTorch (`{baseline}`, {torch_ms:.0f} ms). "
-        f"The seed measured {SEED_TF_MS} ms against {SEED_TORCH_MS} ms "
-        f"({SEED_TF_MS / SEED_TORCH_MS:.2f}x) on its GPU.")
+
+    def gap(backend):
+        """Over every round (with its interval), else the one round's "vs" column."""
+        return next((r[3] for _, h, rows in found if h[:3] == ["config", "backend", "rounds"]
+                     for r in rows if r[1] == backend), None) or next(
+            (r[-1].split(", p")[0] for _, h, rows in found
+             if h and h[0] == "backend" and h[-1].startswith("vs ")
+             for r in rows if r[0] == backend),
+            f"{medians[backend]['median_ms'] / torch_ms:.2f}x")
+
+    port = ("batch norm as primitive ops, float64 arrays fed and converted every step")
+    seed_figures = (f"The seed measured {SEED_TF_MS} ms against {SEED_TORCH_MS} ms "
+                    f"({SEED_TF_MS / SEED_TORCH_MS:.2f}x) on its GPU.")
+    manifest = manifests(args.out_dir, "seed-round*.json").get(default)
+    if default not in medians or not manifest:
+        out.append(f"On this machine ({machine}), the seed's TensorFlow port run as the seed ran "
+                   f"it (`{base}`: {port}, TensorFlow's own kernels) takes {tf_ms:.0f} ms per "
+                   f"step: **{gap(base)}** the time of the same model on LibTorch (`{baseline}`, "
+                   f"{torch_ms:.0f} ms). {seed_figures}")
+    else:
+        onednn = manifest.get("kernels", "").startswith("oneDNN")
+        kernels = "oneDNN's kernels" if onednn else "TensorFlow's own kernels"
+        why = manifest.get("onednn_default", "")
+        features = why.split("the CPU has ", 1)[-1].replace("none of ", "")
+        out.append(f"On this machine ({machine}), the seed's TensorFlow port ({port}) against "
+                   f"the same model on LibTorch (`{baseline}`, {torch_ms:.0f} ms per step), its "
+                   f"time over LibTorch's with the 95% interval:")
+        out.append("")
+        out.append(f"- **On TensorFlow's own kernels, as the seed ran it** (`{base}`; 2017's "
+                   f"situation, when TensorFlow had no oneDNN kernels): {tf_ms:.0f} ms per step, "
+                   f"**{gap(base)}**.")
+        out.append(f"- **As TensorFlow {manifest.get('tensorflow', '')} runs it here with nothing "
+                   f"set** (`{default}`: the same port, "
+                   f"{kernels}): "
+                   f"{medians[default]['median_ms']:.0f} ms per step, **{gap(default)}**.")
+        out.append("")
+        rule = ("on Linux x86, TensorFlow turns them on when the CPU has a neural-network feature "
+                "(AVX-512 VNNI or BF16, AVX-VNNI, AMX)")
+        if onednn:
+            out.append(f"This machine's default is oneDNN's kernels: {rule}, and this CPU has "
+                       f"{features}. Who installs TensorFlow today and runs the seed's port here "
+                       f"gets the second gap; the first reconstructs 2017. {seed_figures}")
+        else:
+            out.append(f"This machine's default is TensorFlow's own kernels: {rule}, and this CPU "
+                       f"has none of them ({features}). Here the seed's gap is the one a user "
+                       f"gets today. {seed_figures}")
     out.append("")
     out.append(f"Each idea measured alone, as one change from `{base}` (or, for the models, "
                f"from the port's model on `{baseline}`), with its 95% interval:")
@@ -142,8 +192,10 @@ def main():
         entry, change, cost, verdict = r[1], r[3], r[7], r[9]
         key = change.split(":")[0]
         name, idea = IDEAS.get(key, (change, f"**{change}**"))
+        if entry == default:
+            idea = "**TensorFlow's default** on this machine, nothing set"
         out.append(f"- {idea} (`{entry}`, {change}): {phrase(key, verdict, cost)}.")
-        if key != "config":
+        if key != "config" and entry != default:
             (real if verdict == "faster" else not_real).append(name)
 
     largest = []

@@ -6,12 +6,14 @@
 #include "model/layer_units.hpp"
 #include "run/child_process.hpp"
 #include "run/library_output.hpp"
+#include "run/progress.hpp"
 #include "run/runner.hpp"
 #include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -106,13 +108,25 @@ std::map<std::string, std::string> ensemble_member_options(int m, int bits) {
 }
 
 results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
-                                const fs::path& dir) {
+                                const fs::path& dir, run::ProgressLine* progress,
+                                const std::string& label, int later_captures) {
     job.overrides = {0, steps};
     job.result_path = (dir / "result.json").string();
     job.capture = run::Capture{dir.string()};
     fs::create_directories(dir);
+    const config::BackendEntry entry = run::entry_for(config, job);
+    if (progress && progress->enabled()) {
+        model::Graph graph = model::build_hourglass(config.model);
+        if (job.unit >= 0)
+            graph = model::unit_graph(graph,
+                                      model::layer_units(graph).at(static_cast<size_t>(job.unit)));
+        const auto flops = static_cast<double>(
+            run::describe_entry(config, entry, job.overrides, graph).flops_per_step);
+        progress->begin(label, {0, steps, 0, flops, later_captures * steps * flops});
+    }
     results::BackendRun run =
-        run::launch_worker(config, job, run::timeout_of(config, run::entry_for(config, job)));
+        run::launch_worker(config, job, run::timeout_of(config, entry), progress);
+    if (progress) progress->end();
     if (run::is_failure(run.status))
         std::fputs(run::log_tail_for_console(run.log, run::kFailureLogLines, "  ").c_str(), stderr);
     return run;
@@ -129,7 +143,10 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
 
     const run::WorkerJob base = baseline_job(config, request);
     std::fprintf(stderr, "baseline %s: %d steps\n", request.baseline.c_str(), request.steps);
-    outcome.baseline = run_capture(config, base, request.steps, scratch.path() / "baseline");
+    // Captures still to come after each, for the progress line's estimate.
+    int later = kEnsembleSize + static_cast<int>(request.entries.size());
+    outcome.baseline = run_capture(config, base, request.steps, scratch.path() / "baseline",
+                                   request.progress, "baseline " + request.baseline, --later);
     outcome.baseline_problem = baseline_problem(
         config, outcome.baseline, run::timeout_of(config, run::entry_for(config, base)));
     if (!outcome.baseline_problem.empty()) return outcome;
@@ -154,7 +171,10 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
                          bits, m + 1, kEnsembleSize, request.steps);
             const run::WorkerJob job = ensemble_job(request, m, bits);
             const fs::path dir = scratch.path() / fmt::format("ensemble-{}-{}", bits, m);
-            const results::BackendRun run = run_capture(config, job, request.steps, dir);
+            const results::BackendRun run =
+                run_capture(config, job, request.steps, dir, request.progress,
+                            fmt::format("ensemble member {} of {}", m + 1, kEnsembleSize),
+                            std::max(0, --later));
             outcome.baseline_problem = baseline_problem(
                 config, run, run::timeout_of(config, run::entry_for(config, job)));
             if (!outcome.baseline_problem.empty()) {
@@ -175,10 +195,11 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         job.backend = index;
         job.unit = request.unit;
         const fs::path dir = scratch.path() / fmt::format("backend-{}", index);
-        std::fprintf(stderr, "%s: %d steps\n",
-                     config.backends[static_cast<size_t>(index)].name.c_str(), request.steps);
+        const std::string& name = config.backends[static_cast<size_t>(index)].name;
+        std::fprintf(stderr, "%s: %d steps\n", name.c_str(), request.steps);
         BackendCheck check;
-        check.run = run_capture(config, job, request.steps, dir);
+        check.run = run_capture(config, job, request.steps, dir, request.progress, name,
+                                std::max(0, --later));
         if (check.run.status == results::Status::ok) {
             const Tolerance tolerance = request.unit >= 0 ? layer_tolerance_for(check.run.math_mode)
                                                           : tolerance_for(check.run.math_mode);

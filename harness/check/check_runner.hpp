@@ -34,6 +34,8 @@ struct CheckRequest {
     // Non-negative: check layer configuration `unit` of the model alone (model::layer_units,
     // model::unit_graph) with the tolerances of one layer (layer_tolerance_for), not the model.
     int unit = -1;
+    // Where each capture's steps are shown while it runs (run/progress.hpp); none when null.
+    run::ProgressLine* progress = nullptr;
 };
 
 struct BackendCheck {
@@ -52,8 +54,11 @@ struct CheckOutcome {
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request);
 
 // Runs `job` as a conformance capture of `steps` steps, no warm-up, into `dir` (the worker's
-// tensors and its result).
+// tensors and its result); its steps on `progress` when given, under `label`, with
+// `later_captures` more of the same size to come.
 results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
-                                const std::filesystem::path& dir);
+                                const std::filesystem::path& dir,
+                                run::ProgressLine* progress = nullptr,
+                                const std::string& label = "", int later_captures = 0);
 
 }  // namespace harness::check

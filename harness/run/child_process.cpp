@@ -1,6 +1,7 @@
 #include "run/child_process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -71,7 +72,7 @@ std::string find_executable(const std::string& name) {
     return "";
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal, int keep_fd) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -93,6 +94,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signa
             dup2(null, STDIN_FILENO);
             close(null);
         }
+        if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);
         execve(args[0], args.data(), environ);
         const int error = errno;
         ssize_t written = write(report[1], &error, sizeof error);
@@ -142,7 +144,8 @@ void ChildProcess::terminate(double grace_s) {
     pid_ = -1;
 }
 
-ExitInfo ChildProcess::wait(double timeout_s) {
+ExitInfo ChildProcess::wait(double timeout_s, int watch_fd,
+                           const std::function<bool()>& on_readable) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto deadline = start + std::chrono::duration<double>(timeout_s);
@@ -172,7 +175,13 @@ ExitInfo ChildProcess::wait(double timeout_s) {
             info.elapsed_s = elapsed();
             return info;
         }
-        std::this_thread::sleep_for(kPollInterval);
+        if (watch_fd < 0 || !on_readable) {
+            std::this_thread::sleep_for(kPollInterval);
+            continue;
+        }
+        pollfd watched{watch_fd, POLLIN, 0};
+        const int ready = poll(&watched, 1, static_cast<int>(kPollInterval.count()));
+        if (ready > 0 && !on_readable()) watch_fd = -1;
     }
 }
 

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,12 @@ std::string find_executable(const std::string& name);
 
 class ChildProcess {
 public:
-    // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited.
-    // The child is sent `death_signal` when the harness dies, whatever killed it, so that no
-    // worker outlives it (SIGTERM lets a launcher such as mpirun stop what it started).
-    explicit ChildProcess(const std::vector<std::string>& argv, int death_signal = SIGKILL);
+    // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited,
+    // and so is `keep_fd` when given (other descriptors the harness opened close-on-exec stay
+    // behind). The child is sent `death_signal` when the harness dies, whatever killed it, so
+    // that no worker outlives it (SIGTERM lets a launcher such as mpirun stop what it started).
+    explicit ChildProcess(const std::vector<std::string>& argv, int death_signal = SIGKILL,
+                          int keep_fd = -1);
     ~ChildProcess();  // kills the child if it is still running
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -38,8 +41,10 @@ public:
     // Waits until the child exits, the deadline passes (then it is sent SIGTERM and, after a
     // grace period of 3 s, SIGKILL) or the harness is interrupted (likewise, after 10 s, time for
     // a worker to finish its step and write what it measured; a second interrupt kills it at
-    // once).
-    ExitInfo wait(double timeout_s);
+    // once). Meanwhile `on_readable` is called whenever `watch_fd` has data or has closed; it
+    // returns false once there is nothing more to read.
+    ExitInfo wait(double timeout_s, int watch_fd = -1,
+                  const std::function<bool()>& on_readable = {});
 
 private:
     void terminate(double grace_s);

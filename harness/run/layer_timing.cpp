@@ -3,6 +3,7 @@
 #include "harness/version.hpp"
 #include "model/layer_units.hpp"
 #include "model/name_pattern.hpp"
+#include "run/step_events.hpp"
 #include "run/training.hpp"
 
 #include <benchmark/benchmark.h>
@@ -117,6 +118,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
     int steps = 0;
     auto prepare = [&](int which, const model::Graph& graph, results::BackendRun& into) {
         if (current == which) return;
+        send_step_event({"layers", which + 1, static_cast<int>(units.size())});
         if (training && current == -1) training->finish(run);
         training.reset();
         current = which;

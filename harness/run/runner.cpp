@@ -1,10 +1,12 @@
 #include "run/runner.hpp"
 
 #include "exit_codes.hpp"
+#include "model/hourglass.hpp"
 #include "results/reporter.hpp"
 #include "results/scaling.hpp"
 #include "run/child_process.hpp"
 #include "run/library_output.hpp"
+#include "run/progress.hpp"
 #include "run/provenance.hpp"
 #include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
@@ -20,8 +22,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What each job is to run, for the progress line's time left: its steps and FLOPs, and the
+// FLOPs of the jobs after it.
+std::vector<ProgressPlan> progress_plans(const config::RunConfig& config,
+                                         const RunRequest& request,
+                                         const std::vector<std::pair<int, int>>& jobs) {
+    std::vector<ProgressPlan> plans(jobs.size());
+    if (!request.timed_steps) return plans;
+    const model::Graph graph = model::build_hourglass(config.model);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const results::BackendRun run = describe_entry(
+            config, config.backends.at(static_cast<size_t>(jobs[i].first)), request.overrides,
+            graph);
+        plans[i] = {run.warmup, run.iterations, request.profiling.steps,
+                    static_cast<double>(run.flops_per_step), 0};
+    }
+    double later = 0;
+    for (size_t i = jobs.size(); i-- > 0;) {
+        plans[i].later_flops = later;
+        later += (plans[i].warmup + plans[i].timed + plans[i].profiled) * plans[i].flops_per_step;
+    }
+    return plans;
+}
+
 results::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
-                            int ranks, const fs::path& scratch) {
+                            int ranks, const fs::path& scratch, ProgressLine& progress) {
     WorkerJob job;
     job.config_path = request.config_path;
     job.backend = index;
@@ -31,7 +56,8 @@ results::BackendRun run_one(const config::RunConfig& config, const RunRequest& r
     job.result_path = (scratch / fmt::format("worker-{}-{}.json", index, ranks)).string();
     if (request.adjust_job) request.adjust_job(job);
     return launch_worker(config, job,
-                         timeout_of(config, config.backends.at(static_cast<size_t>(index))));
+                         timeout_of(config, config.backends.at(static_cast<size_t>(index))),
+                         &progress);
 }
 
 }  // namespace
@@ -81,6 +107,9 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
         }
         for (int ranks : config.parallel.ranks) jobs.emplace_back(entry, ranks);
     }
+    ProgressLine progress(request.announce && ProgressLine::wanted(request.quiet));
+    const std::vector<ProgressPlan> plans =
+        progress.enabled() ? progress_plans(config, request, jobs) : std::vector<ProgressPlan>();
     for (size_t i = 0; i < jobs.size(); ++i) {
         const auto [index, ranks] = jobs[i];
         const auto& entry = config.backends.at(static_cast<size_t>(index));
@@ -89,7 +118,9 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
                 stderr, "[%zu/%zu] %s (%s on %s%s)\n", i + 1, jobs.size(), entry.name.c_str(),
                 entry.plugin.c_str(), entry.device.c_str(),
                 ranks > 0 ? fmt::format(", {} rank{}", ranks, ranks > 1 ? "s" : "").c_str() : "");
-        results::BackendRun run = run_one(config, request, index, ranks, scratch.path());
+        if (progress.enabled()) progress.begin(entry.name, plans[i]);
+        results::BackendRun run = run_one(config, request, index, ranks, scratch.path(), progress);
+        progress.end();
         if (request.on_finished) request.on_finished(run);
         if (request.announce)
             std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),

@@ -31,6 +31,10 @@ struct RunRequest {
     std::function<void(WorkerJob&)> adjust_job;
     // Each entry once in one process, whatever the config's `parallel` says (harness layers).
     bool one_process = false;
+    // The progress line on a terminal (run/progress.hpp), unless --quiet; with `timed_steps`
+    // false (harness layers) it gives no time left, the jobs' steps not being the config's.
+    bool quiet = false;
+    bool timed_steps = true;
 };
 
 struct RunOutcome {

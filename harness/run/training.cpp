@@ -1,7 +1,7 @@
 #include "run/training.hpp"
 
 #include "data/dump.hpp"
-#include "run/progress.hpp"
+#include "run/step_events.hpp"
 
 #include <fmt/format.h>
 
@@ -145,14 +145,22 @@ void Training::write_input_gradient(const std::string& dir) {
 
 bool time_steps(Training& training, results::BackendRun& run,
                 const std::function<void(int, bool)>& step, const std::function<bool()>& stop) {
-    Progress progress(run.backend, run.warmup, run.iterations);
     const int total = run.warmup + run.iterations;
     int done = 0;
+    auto phase_of = [&](int k) { return k < run.warmup ? StepEvent{"warmup", k, run.warmup}
+                                                       : StepEvent{"timed", k - run.warmup,
+                                                                   run.iterations}; };
+    send_step_event(phase_of(0));
     while (done < total && !stop()) {
-        step(done, done >= run.warmup);
-        progress.step(++done);
+        const bool timed = done >= run.warmup;
+        step(done, timed);
+        StepEvent finished = phase_of(done++);
+        ++finished.done;
+        const std::vector<double>& times = timed ? run.samples_ms : run.warmup_ms;
+        finished.last_ms = times.empty() ? -1 : times.back();
+        send_step_event(finished);
+        if (done == run.warmup && done < total) send_step_event(phase_of(done));
     }
-    progress.done();
     training.finish(run);
     run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
     if (done == total) return false;

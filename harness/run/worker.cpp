@@ -12,7 +12,7 @@
 #include "run/plugin_library.hpp"
 #include "run/plugin_search.hpp"
 #include "run/library_output.hpp"
-#include "run/progress.hpp"
+#include "run/step_events.hpp"
 #include "run/runner.hpp"
 #include "run/training.hpp"
 
@@ -120,12 +120,14 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
         training.session->set_profiling(true);
         const auto origin = Clock::now();
         const int first = run.warmup + run.iterations;
+        send_step_event({"profiling", 0, job.profiling.steps});
         for (int k = 0; k < job.profiling.steps; ++k) {
             results::ProfiledStep& s = steps.emplace_back();
             s.start_ms = ms_since(origin);
             const auto start = Clock::now();
             training.session->step((first + k) % training.batch_count);
             s.duration_ms = ms_since(start);
+            send_step_event({"profiling", k + 1, job.profiling.steps, s.duration_ms});
             for (const hb_event& e : training.session->read_events())
                 s.operations.push_back(operation_of(e, training.graph));
         }
@@ -146,8 +148,10 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
 // where the plugin gives it), the state after step 1 (`state-1/`) and after the last step are
 // written under `tensors_dir`.
 void capture_steps(Training& training, results::BackendRun& run, const std::string& tensors_dir) {
+    send_step_event({"capture", 0, run.iterations});
     for (int k = 0; k < run.iterations; ++k) {
         training.step(k, true, run);
+        send_step_event({"capture", k + 1, run.iterations, run.samples_ms.back()});
         training.write_tensors(tensors_dir, "gradient",
                                k == 0 ? "gradient" : "gradient-" + std::to_string(k + 1));
         if (k == 0 && training.input_gradient) training.write_input_gradient(tensors_dir);
@@ -195,6 +199,7 @@ results::BackendRun run_job(const WorkerJob& job) {
                                   : std::string("it is not built on this machine"));
             return run;
         }
+        send_step_event({"loading", 0, 0});
         const PluginLibrary library = PluginLibrary::load(*path);
         const hb_plugin_info& info = library.info();
         run.plugin_version = info.version;
@@ -244,6 +249,7 @@ int worker_main(const WorkerJob& job) {
     // A timing run stopped by the harness writes what it measured; a capture is all or nothing.
     if (!job.capture) install_stop_handler();
     results::BackendRun run;
+    open_step_events(job.progress_fd);
     try {
         const LibraryOutput output(log_path_of(job.result_path));
         run = run_job(job);

@@ -58,6 +58,8 @@ struct WorkerJob {
     // rank a worker; more than one are launched through mpirun.
     int ranks = 0;
     bool same_batch = false;  // every rank trains on the same batch (the rank check)
+    // Non-negative: the worker writes its step events here (run/step_events.hpp).
+    int progress_fd = -1;
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);

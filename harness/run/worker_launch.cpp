@@ -4,12 +4,16 @@
 #include "results/run_json.hpp"
 #include "run/child_process.hpp"
 #include "run/library_output.hpp"
+#include "run/progress.hpp"
 #include "run/runner.hpp"
 
 #include <fmt/format.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -47,8 +51,65 @@ std::optional<results::BackendRun> rank_failure(const WorkerJob& job) {
     return std::nullopt;
 }
 
+// The pipe a worker's step events come through; the harness keeps the read end.
+class EventPipe {
+public:
+    EventPipe() {
+        if (pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
+    }
+    ~EventPipe() {
+        for (int fd : fds_)
+            if (fd >= 0) close(fd);
+    }
+    EventPipe(const EventPipe&) = delete;
+    EventPipe& operator=(const EventPipe&) = delete;
+    bool open() const { return fds_[0] >= 0; }
+    int read_fd() const { return fds_[0]; }
+    int write_fd() const { return fds_[1]; }
+    void close_write() {
+        close(fds_[1]);
+        fds_[1] = -1;
+    }
+    // Reads what is there and hands each whole line to `on_event`; false at the end of the pipe.
+    template <typename OnEvent>
+    bool read_events(const OnEvent& on_event) {
+        char buffer[4096];
+        const ssize_t got = read(fds_[0], buffer, sizeof buffer);
+        if (got <= 0) return got < 0 && errno == EINTR;
+        pending_.append(buffer, static_cast<size_t>(got));
+        for (size_t end; (end = pending_.find('\n')) != std::string::npos;) {
+            if (auto event = parse_step_event(pending_.substr(0, end))) on_event(*event);
+            pending_.erase(0, end + 1);
+        }
+        return true;
+    }
+
+private:
+    int fds_[2];
+    std::string pending_;
+};
+
+ExitInfo run_child(const config::RunConfig& config, const WorkerJob& job, double timeout_s,
+                   const std::string& mpirun, ProgressLine* progress) {
+    const std::string harness = boost::dll::program_location().string();
+    const int death_signal = mpirun.empty() ? SIGKILL : SIGTERM;
+    EventPipe events;
+    if (!progress || !progress->enabled() || job.ranks > 1 || !events.open()) {
+        ChildProcess child(worker_arguments(harness, job, config, mpirun), death_signal);
+        return child.wait(timeout_s);
+    }
+    WorkerJob watched = job;
+    watched.progress_fd = events.write_fd();
+    ChildProcess child(worker_arguments(harness, watched, config, mpirun), death_signal,
+                       events.write_fd());
+    events.close_write();
+    return child.wait(timeout_s, events.read_fd(), [&] {
+        return events.read_events([&](const StepEvent& e) { progress->update(e); });
+    });
+}
+
 results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& job,
-                               double timeout_s) {
+                               double timeout_s, ProgressLine* progress) {
     // The row of a worker that wrote none.
     auto unfinished = [&] {
         results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
@@ -65,10 +126,7 @@ results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob&
             job.ranks);
         return run;
     }
-    ChildProcess child(
-        worker_arguments(boost::dll::program_location().string(), job, config, mpirun),
-        mpirun.empty() ? SIGKILL : SIGTERM);
-    const ExitInfo exit = child.wait(timeout_s);
+    const ExitInfo exit = run_child(config, job, timeout_s, mpirun, progress);
     if (job.ranks > 1 && !exit.timed_out && !exit.interrupted)
         if (auto run = rank_failure(job)) return *run;
 
@@ -112,8 +170,8 @@ results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob&
 }  // namespace
 
 results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
-                                  double timeout_s) {
-    results::BackendRun run = run_worker(config, job, timeout_s);
+                                  double timeout_s, ProgressLine* progress) {
+    results::BackendRun run = run_worker(config, job, timeout_s, progress);
     const std::string log = log_path_of(job.result_path);
     run.log = read_log(log);
     std::error_code ignored;

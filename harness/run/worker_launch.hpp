@@ -6,10 +6,14 @@
 
 namespace harness::run {
 
+class ProgressLine;  // run/progress.hpp
+
 // Runs `job` in a child `harness __worker` process with a time limit and returns the row it
-// wrote; a crash, a timeout, an interruption or a missing result becomes the row's status.
+// wrote; a crash, a timeout, an interruption or a missing result becomes the row's status. With
+// an enabled `progress`, the worker's step events redraw it (not through mpirun: its ranks do
+// not inherit the pipe).
 results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
-                                  double timeout_s);
+                                  double timeout_s, ProgressLine* progress = nullptr);
 
 // The time limit of a backend entry: its own, else the config's.
 double timeout_of(const config::RunConfig& config, const config::BackendEntry& entry);
