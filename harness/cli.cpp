@@ -39,6 +39,9 @@ CLI::Validator count_in(int lo, int hi) {
 const std::vector<std::string> kCommands{"run",     "check", "layers", "report",
                                          "publish", "list",  "info"};
 
+const char* const kQuietHelp =
+    "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)";
+
 // The first argument that is not an option names the command; one that names none is refused
 // by name (CLI11 would only say that a command is required, or that the word was not expected).
 std::optional<std::string> unknown_command(int argc, char** argv) {
@@ -85,7 +88,7 @@ int main_cli(int argc, char** argv) {
     run_cmd->add_option("--dump", run.dump_dir,
                         "Also write the initial weights and batches as .npy files + index.json");
     run_cmd->add_flag("--json", run.json, "Print the results as JSON instead of a table");
-    run_cmd->add_flag("--quiet", run.quiet, "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)");
+    run_cmd->add_flag("--quiet", run.quiet, kQuietHelp);
     run_cmd->add_flag("--profile", run.profile,
                       "After the timed steps, run --profile-steps more with every operation "
                       "timed: the JSON sidecar gets each backend's time per operation kind and "
@@ -111,7 +114,7 @@ int main_cli(int argc, char** argv) {
         ->check(count_in(1, 1000))
         ->capture_default_str();
     check_cmd->add_flag("--json", check.json, "Machine-readable output");
-    check_cmd->add_flag("--quiet", check.quiet, "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)");
+    check_cmd->add_flag("--quiet", check.quiet, kQuietHelp);
     std::string check_layers;
     auto* check_layers_opt =
         check_cmd
@@ -194,7 +197,7 @@ int main_cli(int argc, char** argv) {
             ->add_option("--warmup", layers.warmup,
                          "Untimed steps before each benchmark (default: the entry's)")
             ->check(count_in(0, 100000))};
-    layers_cmd->add_flag("--quiet", layers.quiet, "No progress line on the terminal (there is none in a pipe, a log or a dumb terminal)");
+    layers_cmd->add_flag("--quiet", layers.quiet, kQuietHelp);
     bool layers_check = false;
     CheckArgs layers_check_args;
     auto* layers_check_flag = layers_cmd->add_flag(

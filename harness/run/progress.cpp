@@ -34,7 +34,8 @@ std::string phase_text(const StepEvent& e, const ProgressPlan& plan) {
         return e.done == 0 ? fmt::format("first step (of {})", e.total)
                            : fmt::format("step {}/{}", e.done, e.total);
     if (e.phase == "layers")
-        return e.done == 0 ? "the whole step" : fmt::format("configuration {} of {}", e.done, e.total);
+        return e.done == 0 ? "the whole step"
+                           : fmt::format("configuration {} of {}", e.done, e.total);
     return fmt::format("{} {}/{}", e.phase, e.done, e.total);
 }
 

@@ -94,7 +94,8 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
     if (job.unit >= 0) argv.insert(argv.end(), {"--unit", std::to_string(job.unit)});
     if (job.ranks > 0) argv.insert(argv.end(), {"--ranks", std::to_string(job.ranks)});
     if (job.same_batch) argv.push_back("--same-batch");
-    if (job.progress_fd >= 0) argv.insert(argv.end(), {"--progress-fd", std::to_string(job.progress_fd)});
+    if (job.progress_fd >= 0)
+        argv.insert(argv.end(), {"--progress-fd", std::to_string(job.progress_fd)});
     if (const auto& t = job.layer_timing)
         argv.insert(argv.end(), {"--layer-units", t->units, "--layer-repetitions",
                                  std::to_string(t->repetitions), "--layer-iterations",

@@ -323,7 +323,8 @@ std::string TensorflowSession::manifest_json() {
                                      ? "ResourceApplyRMSProp"
                                      : "Torch's RMSProp in TensorFlow ops")
         .add_string("gradients", "TF_AddGradients")
-        .add_string("kernels", onednn_kernels_ > 0 ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)")
+        .add_string("kernels",
+                    onednn_kernels_ > 0 ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)")
         .add_string("onednn_environment", onednn_environment())
         .add_string("onednn_default", onednn_default_text(onednn_default()))
         .add("onednn_kernels_in_forward", onednn_kernels_)
