@@ -171,8 +171,8 @@ def main():
                    f"{kernels}): "
                    f"{medians[default]['median_ms']:.0f} ms per step, **{gap(default)}**.")
         out.append("")
-        rule = ("on Linux x86, TensorFlow turns them on when the CPU has a neural-network feature "
-                "(AVX-512 VNNI or BF16, AVX-VNNI, AMX)")
+        rule = ("on Linux x86, TensorFlow turns its oneDNN kernels on when the CPU has a "
+                "neural-network feature (AVX-512 VNNI or BF16, AVX-VNNI, AMX)")
         if onednn:
             out.append(f"This machine's default is oneDNN's kernels: {rule}, and this CPU has "
                        f"{features}. Who installs TensorFlow today and runs the seed's port here "
