@@ -7,8 +7,9 @@
 # backend's step goes by operation kind and by layer, the operations each runs, its CPU time over
 # its wall time, and charts. In every round the Torch original's model (configs/hourglass8.yaml)
 # runs on libtorch-cpu too, which prices the two models' differences on one backend.
-# scripts/explain-cpu.sh does the work; scripts/seed-verdict.py ends the report with the verdict
-# in words.
+# scripts/explain-cpu.sh does the work; scripts/seed-verdict.py opens the report with the verdict
+# in words: the gap on TensorFlow's own kernels, as the seed ran it, and the gap with TensorFlow
+# as it runs on this machine with nothing set (`tensorflow-default`).
 #
 # Before the rounds, `harness check CONFIG --steps 1` writes OUT_DIR/check.txt: a timing counts
 # only for a backend that computes the same step (docs/conformance.md).
@@ -39,6 +40,11 @@ if compgen -G "$out/traces/*.json" >/dev/null; then
   rm -f "$out"/perfetto/*.json.gz
   for trace in "$out"/traces/*.json; do gzip -9 -c "$trace" >"$out/perfetto/$(basename "$trace").gz"; done
 fi
-# The page ends with the verdict in words, from the report's figures (scripts/seed-verdict.py).
-python3 scripts/seed-verdict.py "$out" >>"$out/report.md" || status=1
+# The page opens with the verdict in words, from the report's figures (scripts/seed-verdict.py).
+if verdict=$(python3 scripts/seed-verdict.py "$out"); then
+  { printf '%s\n\n' "${verdict#$'\n'}"; cat "$out/report.md"; } >"$out/report.md.new"
+  mv "$out/report.md.new" "$out/report.md"
+else
+  status=1
+fi
 exit "$status"
