@@ -12,21 +12,24 @@ plot "seed-samples.dat" index 0 using 1:2 with linespoints pt 7 ps 0.5 title "te
      "" index 3 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused-device (cpu, fp32) #1", \
      "" index 4 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #1", \
      "" index 5 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #1", \
-     "" index 6 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #1", \
-     "" index 7 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #1", \
-     "" index 8 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-seed (cpu, fp32) #2", \
-     "" index 9 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused (cpu, fp32) #2", \
-     "" index 10 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-device (cpu, fp32) #2", \
-     "" index 11 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused-device (cpu, fp32) #2", \
-     "" index 12 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #2", \
-     "" index 13 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #2", \
-     "" index 14 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #2", \
-     "" index 15 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #2", \
-     "" index 16 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-seed (cpu, fp32) #3", \
-     "" index 17 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused (cpu, fp32) #3", \
-     "" index 18 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-device (cpu, fp32) #3", \
-     "" index 19 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused-device (cpu, fp32) #3", \
-     "" index 20 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #3", \
-     "" index 21 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #3", \
-     "" index 22 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #3", \
-     "" index 23 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #3"
+     "" index 6 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-default (cpu, fp32) #1", \
+     "" index 7 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #1", \
+     "" index 8 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #1", \
+     "" index 9 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-seed (cpu, fp32) #2", \
+     "" index 10 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused (cpu, fp32) #2", \
+     "" index 11 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-device (cpu, fp32) #2", \
+     "" index 12 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused-device (cpu, fp32) #2", \
+     "" index 13 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #2", \
+     "" index 14 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #2", \
+     "" index 15 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-default (cpu, fp32) #2", \
+     "" index 16 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #2", \
+     "" index 17 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #2", \
+     "" index 18 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-seed (cpu, fp32) #3", \
+     "" index 19 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused (cpu, fp32) #3", \
+     "" index 20 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-device (cpu, fp32) #3", \
+     "" index 21 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-fused-device (cpu, fp32) #3", \
+     "" index 22 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-xla (cpu, fp32) #3", \
+     "" index 23 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-onednn (cpu, fp32) #3", \
+     "" index 24 using 1:2 with linespoints pt 7 ps 0.5 title "tensorflow-default (cpu, fp32) #3", \
+     "" index 25 using 1:2 with linespoints pt 7 ps 0.5 title "libtorch-cpu (cpu, fp32) #3", \
+     "" index 26 using 1:2 with linespoints pt 7 ps 0.5 title "onednn (cpu, fp32) #3"
