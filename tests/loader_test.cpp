@@ -303,6 +303,30 @@ TEST(HarnessRun, WhatPluginsWriteToStderrIsKeptInTheirRowsNotOnTheConsole) {
     EXPECT_NE(r.output.find("  fake: last words before the crash"), std::string::npos) << r.output;
 }
 
+// A manifest without the math mode (or with a word outside the vocabulary) is the plugin's
+// defect: its row fails, naming the key, instead of being taken as float32.
+TEST(HarnessRun, AManifestWithoutItsMathModeFailsItsRowNamingTheKey) {
+    TempDir dir;
+    const std::string csv = dir / "m.csv";
+    auto r = run_harness(
+        "run " + std::string(HB_TEST_DATA_DIR) + "/manifest_defects.yaml --output " + csv,
+        kFakeEnv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    std::map<std::string, std::map<std::string, std::string>> rows;
+    for (auto& row : harness::results::read_csv(csv)) rows[row["backend"]] = row;
+    EXPECT_EQ(rows["good"]["status"], "ok");
+    EXPECT_EQ(rows["good"]["math_mode"], "fp32");
+    EXPECT_EQ(rows["no_math"]["status"], "failed");
+    EXPECT_NE(rows["no_math"]["message"].find("plugin defect: its manifest has no \"math\" (one "
+                                              "of fp32, fp64, tf32, fp16, bf16)"),
+              std::string::npos)
+        << rows["no_math"]["message"];
+    EXPECT_EQ(rows["odd_math"]["status"], "failed");
+    EXPECT_NE(rows["odd_math"]["message"].find("\"math\": \"fp23\", none of fp32"),
+              std::string::npos)
+        << rows["odd_math"]["message"];
+}
+
 TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {
     TempDir dir;
     const std::string csv = dir / "interrupt.csv";

@@ -1,6 +1,7 @@
 #include "run/training.hpp"
 
 #include "data/dump.hpp"
+#include "hb/manifest.hpp"
 #include "run/step_events.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,8 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -45,13 +48,24 @@ std::vector<const float*> pointers(const std::vector<data::HostTensor>& tensors)
     return p;
 }
 
+// The keys the harness reads from the manifest (include/hb/manifest.hpp); a manifest without them
+// is the plugin's defect, and fails the row rather than be taken as float32.
 void read_manifest(results::BackendRun& run) {
+    const auto defect = [&](const std::string& what) {
+        return std::runtime_error("plugin defect: its manifest " + what +
+                                  " (hb::manifest in include/hb/manifest.hpp)");
+    };
     auto manifest = nlohmann::json::parse(run.manifest_json, nullptr, false);
-    if (!manifest.is_object()) return;
-    if (manifest.contains("math") && manifest["math"].is_string())
-        run.math_mode = manifest["math"].get<std::string>();
-    if (manifest.contains("threads") && manifest["threads"].is_number_integer())
-        run.threads = manifest["threads"].get<int>();
+    if (!manifest.is_object()) throw defect("is not a JSON object");
+    if (!manifest.contains("math") || !manifest["math"].is_string())
+        throw defect("has no \"math\" (one of " + hb::math_words() + ")");
+    const std::string math = manifest["math"].get<std::string>();
+    if (!hb::math_from_string(math))
+        throw defect("says \"math\": \"" + math + "\", none of " + hb::math_words());
+    if (!manifest.contains("threads") || !manifest["threads"].is_number_integer())
+        throw defect("has no whole number \"threads\"");
+    run.math_mode = math;
+    run.threads = manifest["threads"].get<int>();
 }
 
 }  // namespace

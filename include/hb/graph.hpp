@@ -4,7 +4,9 @@
 // the result and need not check the C structures itself. Header-only, standard library only.
 #pragma once
 
-#include "hb/plugin.hpp"
+#include "hb/error.hpp"
+#include "hb/plugin.h"
+#include "hb/session_desc.hpp"
 
 #include <cstdint>
 #include <string>

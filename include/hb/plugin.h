@@ -87,12 +87,17 @@ typedef struct hb_layer {
     const int32_t* inputs; /* value indices */
     int32_t output;        /* value index */
 
-    /* conv2d */
+    /* conv2d: a square kernel, `padding` zeros on every side, out = (in + 2 padding - kernel) /
+     * stride + 1; y = sum over c, i, j of w[o][c][i][j] x[c][s h + i - p][s w + j - p] (+ b[o]) */
     int32_t in_channels, out_channels, kernel, stride, padding;
     int32_t weight; /* tensor index, or -1; for batchnorm: gamma */
     int32_t bias;   /* tensor index, or -1; for batchnorm: beta */
 
-    /* batchnorm */
+    /* batchnorm, in training mode: per channel, over the m = N H W values of the batch, the mean
+     * and the biased variance var = mean((x - mean)^2); y = gamma (x - mean) / sqrt(var + eps) +
+     * beta (gamma 1 and beta 0 where the tensor index is -1); then, after the forward pass,
+     * running_mean = (1 - momentum) running_mean + momentum mean and running_var = (1 - momentum)
+     * running_var + momentum var m / (m - 1), the unbiased variance. */
     int32_t running_mean, running_var; /* tensor indices, or -1 */
     float momentum, eps;
 
@@ -129,11 +134,16 @@ static inline hb_graph hb_empty_graph(void) {
 
 /* ----------------------------------------------------------- the optimizer (docs/design.md §4) */
 
+/* RMSProp, element by element, for every trainable tensor p with the step's loss gradient g:
+ *   g' = g + weight_decay p                       (g' = g when weight_decay is 0)
+ *   v  = alpha v + (1 - alpha) g'^2                (v starts at initial_square_average)
+ *   d  = sqrt(v) + eps       (torch)   or   sqrt(v + eps)   (tensorflow)
+ * then, without momentum, p -= learning_rate g' / d; with momentum (b starts at 0):
+ *   torch:      b = momentum b + g' / d;                  p -= learning_rate b
+ *   tensorflow: b = momentum b + learning_rate g' / d;    p -= b */
 typedef enum hb_rmsprop_variant {
-    /* v = a v + (1-a) g^2, v0 = 0; p -= lr g / (sqrt(v) + eps) */
-    HB_RMSPROP_TORCH = 0,
-    /* v = a v + (1-a) g^2, v0 = 1; p -= lr g / sqrt(v + eps) */
-    HB_RMSPROP_TENSORFLOW = 1
+    HB_RMSPROP_TORCH = 0,     /* torch.optim.RMSprop; configs start v at 0 */
+    HB_RMSPROP_TENSORFLOW = 1 /* tf.train.RMSPropOptimizer; configs start v at 1 */
 } hb_rmsprop_variant;
 
 typedef struct hb_optimizer {
@@ -141,9 +151,9 @@ typedef struct hb_optimizer {
     float learning_rate;
     float alpha; /* the decay of the squared-gradient average */
     float eps;
-    float momentum;     /* 0 = none */
-    float weight_decay; /* 0 = none; added to the gradient as wd * p */
-    float initial_square_average;
+    float momentum;               /* 0 = none */
+    float weight_decay;           /* 0 = none */
+    float initial_square_average; /* v0, for every element */
 } hb_optimizer;
 
 /* ------------------------------------------------------------------------------ sessions */

@@ -1,31 +1,37 @@
-// The C++ side of the plugin SDK, header-only and standard-library-only: a plugin author derives
-// from hb::Plugin and hb::Session, writes ordinary C++ (exceptions, RAII) and exports the class
-// with HB_PLUGIN(MyPlugin). The trampolines below turn every exception into a status and a message,
-// and check every call's arguments once for every plugin.
+// The one header a plugin author reads: derive from hb::Plugin and hb::Session, write ordinary
+// C++ (exceptions, RAII) and export the plugin with HB_PLUGIN(MyPlugin). Every exception a method
+// throws becomes its call's status and message (hb::Error carries a status; std::bad_alloc is
+// HB_OUT_OF_MEMORY; anything else HB_ERROR), and every call's arguments are checked before they
+// reach a session, so a session may rely on what each method's contract says it gets. The
+// harness calls a session from one thread at a time, the thread that created it.
+//
+// Buffers: float32, dense, host memory, activations NCHW and convolution weights OIHW. Buffers
+// the harness passes are borrowed for the call only: copy what must outlive it. Tensors are in
+// graph order (hb_graph.tensors); "per trainable tensor" skips the running statistics.
 #pragma once
 
 #include "hb/error.hpp"
 #include "hb/options.hpp"
 #include "hb/plugin.h"
-#include "hb/session_desc.hpp"
 
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 namespace hb {
 
 struct StepResult {
-    double loss = 0;
+    double loss = 0;  // the sum of the graph's mse_loss outputs, before this step's update
+    // Milliseconds of each phase, negative where not measured (announce HB_CAP_PHASE_TIMES when
+    // they are): forward_ms the forward pass and the loss, backward_ms every gradient,
+    // optimizer_ms the update.
     double forward_ms = -1, backward_ms = -1, optimizer_ms = -1;
 };
 
-// Tells the harness that a gradient buffer is final (ABI 2.2's hb_gradient_ready); a no-op when
-// the harness passed no callback.
+// Tells the harness that a gradient buffer is final (hb_gradient_ready); a no-op when the harness
+// passed no callback.
 struct GradientReady {
     hb_gradient_ready fn = nullptr;
     void* context = nullptr;
@@ -34,45 +40,72 @@ struct GradientReady {
     }
 };
 
-// One training session: the graph compiled for one device, its state, its batches. The SDK
-// checks every call's arguments before they reach a session (detail::CallGuard), so a session
-// may rely on them: every buffer of load_state, read_state and load_optimizer_state is there (one
-// per tensor in graph order; for the optimizer state, one per trainable tensor); set_batches gets
-// at least one batch, each with its input and target; step comes only after load_state and
-// set_batches, with `batch` in [0, count) (the harness's step index taken modulo the count).
-// read_gradients' buffers may be null: those gradients are not wanted.
+// One training session: the graph compiled for one device, its state, its batches. The harness
+// calls load_state and set_batches once each, in that order, then steps (the SDK lets either come
+// again between steps; nothing in the harness relies on it).
 class Session {
 public:
     virtual ~Session() = default;
+
+    // One buffer per tensor: copies the parameters and running statistics in. The optimizer's
+    // state is not touched: a session starts with every square average at
+    // hb_optimizer.initial_square_average and every momentum buffer at 0.
     virtual void load_state(const float* const* tensors) = 0;
+
+    // One buffer per trainable tensor: RMSProp's square averages v. Not called by `harness run`
+    // or `check`; a backend that takes them announces nothing, one that does not keeps this.
     virtual void load_optimizer_state(const float* const* /*square_averages*/) {
         throw Error("load_optimizer_state is not supported", HB_UNSUPPORTED);
     }
+
+    // `count` >= 1 batches, inputs N x 3 x S x S and targets as hb_graph.target_shape. With
+    // HB_PLACEMENT_DEVICE, take them now, once, outside every timed step (a CPU backend copies
+    // them into its own memory); with HB_PLACEMENT_HOST, keep the pointers' contents (copied now)
+    // as host arrays and copy step k's batch inside step k, as a framework's feed does.
     virtual void set_batches(int32_t count, const float* const* inputs,
                              const float* const* targets) = 0;
+
+    // One training step on batch `batch`, in [0, count): the forward pass, the loss, every
+    // gradient, the running statistics' update and the optimizer's. Returns once the step's
+    // work is finished (a device synchronised): the harness times the call.
     virtual StepResult step(int32_t batch) = 0;
+
+    // One buffer per tensor: the parameters and running statistics now, in the canonical layout.
     virtual void read_state(float* const* tensors) = 0;
+
+    // One pointer per tensor, null where that gradient is not wanted (always for the running
+    // statistics): the last step's gradient of the loss, before weight decay is added
+    // (announce HB_CAP_GRADIENTS). Called only after a step.
     virtual void read_gradients(float* const* /*gradients*/) {
         throw Error("read_gradients is not supported", HB_UNSUPPORTED);
     }
+
+    // The most memory the session has held, host or device (announce HB_CAP_PEAK_MEMORY).
     virtual uint64_t peak_memory_bytes() {
         throw Error("peak_memory is not supported", HB_UNSUPPORTED);
     }
+
+    // A JSON object saying what ran, started with hb::manifest(math, threads)
+    // (include/hb/manifest.hpp), whose two keys the harness reads. Called after the steps.
     virtual std::string manifest_json() = 0;
-    // Per-operation events (ABI 2.1; announce HB_CAP_PROFILE): on or off for the steps that
-    // follow, and the last step's events (none when it ran unprofiled). hb::EventLog keeps them.
+
+    // Per-operation events (announce HB_CAP_PROFILE): on or off for the steps that follow, and
+    // the last step's events, none when it ran unprofiled (hb::EventLog keeps them).
+    // since ABI 2.1
     virtual void set_profiling(bool /*enabled*/) {
         throw Error("profiling is not supported", HB_UNSUPPORTED);
     }
     virtual const std::vector<hb_event>& events() {
         throw Error("profiling is not supported", HB_UNSUPPORTED);
     }
-    // A step in two halves (ABI 2.2; announce HB_CAP_DATA_PARALLEL, docs/parallel.md): the
-    // gradient buffers, one per trainable tensor, fixed for the session's life and listed in the
-    // order the backward pass completes them; forward_backward fills them, calling `ready` with
-    // each buffer's index as it is final, and returns the loss and the forward and backward times;
-    // apply_update applies the optimizer to what they hold then and returns its time. The SDK
-    // calls apply_update only after a forward_backward, and at most once for it.
+
+    // The step in two halves (announce HB_CAP_DATA_PARALLEL; docs/parallel.md): the gradient
+    // buffers, one per trainable tensor, fixed for the session's life, in the order the backward
+    // pass completes them; forward_backward fills them, calling `ready` with each buffer's index
+    // as it is final, and returns the loss and the forward and backward times; apply_update
+    // applies the optimizer to what they hold then (another rank's sum, say) and returns its
+    // time. apply_update comes only after a forward_backward, at most once for it.
+    // since ABI 2.2
     virtual std::vector<hb_gradient_buffer> gradient_buffers() {
         throw Error("data-parallel steps are not supported", HB_UNSUPPORTED);
     }
@@ -84,381 +117,51 @@ public:
     virtual StepResult apply_update() {
         throw Error("data-parallel steps are not supported", HB_UNSUPPORTED);
     }
-    // The gradient of the last step's loss with respect to its input batch, NCHW (ABI 2.3;
-    // announce HB_CAP_INPUT_GRADIENT): computed only when the session description asked for it
-    // (hb::wants_input_gradient). The SDK calls it only in such a session, after a step or a
-    // forward_backward.
+
+    // The gradient of the last step's loss with respect to its input batch, NCHW (announce
+    // HB_CAP_INPUT_GRADIENT): called only in a session whose description asked for it
+    // (hb::wants_input_gradient), after a step or a forward_backward.
+    // since ABI 2.3
     virtual void read_input_gradient(float* /*gradient*/) {
         throw Error("the input's gradient is not supported", HB_UNSUPPORTED);
     }
 };
 
 struct DeviceInfo {
-    std::string name, description;
+    std::string name, description;  // "cpu", "cuda:0"; the processor or card
     bool available = true;
-    std::string unavailable_reason;
+    std::string unavailable_reason;  // why not, when not: "no NVIDIA driver installed"
 };
 
 struct PluginInfo {
     std::string name, version, description;
-    uint32_t capabilities = 0;
-    std::vector<std::pair<std::string, std::string>> libraries;
+    uint32_t capabilities = 0;  // HB_CAP_* flags: the optional Session methods that work
+    std::vector<std::pair<std::string, std::string>> libraries;  // name, version
     std::vector<DeviceInfo> devices;
-    // Every option create_session takes (ABI 2.4), as hb::Options reads them: the harness rejects
-    // a config's unknown or ill-typed option at its line before anything runs. An empty list
-    // declares nothing (create_session alone checks the options), unless `takes_no_options` says
-    // that there are none to take.
+    // Every option create_session takes, as hb::Options reads them: the harness rejects a
+    // config's unknown or ill-typed option at its line before anything runs. An empty list
+    // declares nothing (create_session alone checks), unless `takes_no_options`.
+    // since ABI 2.4
     std::vector<OptionSpec> options;
     bool takes_no_options = false;
 };
 
-// A backend: describes itself once and creates sessions.
+// A backend: describes itself once, then creates sessions. Its constructor runs when the harness
+// first calls the plugin; keep it cheap, and probe devices in describe().
 class Plugin {
 public:
     virtual ~Plugin() = default;
     virtual PluginInfo describe() = 0;
+    // The graph, optimizer and options of `desc` are borrowed: copy what the session keeps.
+    // Throw hb::Error with HB_UNSUPPORTED for a graph or option it cannot run, HB_UNAVAILABLE for
+    // a device it cannot use here.
     virtual std::unique_ptr<Session> create_session(const hb_session_desc& desc) = 0;
 };
 
-namespace detail {
-
-// The argument checks of Session's contract, made once here for every plugin.
-class CallGuard {
-public:
-    // A session without a graph (a plugin that needs none) has no tensors to check.
-    // `input_gradient`: the session description asked for the input's gradient.
-    explicit CallGuard(const hb_graph* graph, bool input_gradient = false)
-        : input_gradient_(input_gradient) {
-        for (int32_t i = 0; graph && i < graph->num_tensors; ++i) {
-            const hb_tensor t = graph_tensor(*graph, i);
-            names_.emplace_back(t.name ? t.name : "");
-            trainable_.push_back(t.trainable != 0);
-        }
-    }
-
-    // One buffer per tensor (per trainable tensor when `trainable_only`), in graph order.
-    void tensors(const char* call, const void* const* buffers, bool trainable_only) const {
-        if (!buffers) throw Error(std::string(call) + ": no buffers");
-        size_t k = 0;
-        for (size_t i = 0; i < names_.size(); ++i) {
-            if (trainable_only && !trainable_[i]) continue;
-            if (!buffers[k++])
-                throw Error(std::string(call) + ": no buffer for tensor '" + names_[i] + "'");
-        }
-    }
-
-    void batches(int32_t count, const float* const* inputs, const float* const* targets) const {
-        if (count < 1)
-            throw Error("set_batches: expected at least one batch, got " + std::to_string(count));
-        if (!inputs || !targets) throw Error("set_batches: no inputs or targets");
-        for (int32_t b = 0; b < count; ++b)
-            if (!inputs[b] || !targets[b])
-                throw Error("set_batches: batch " + std::to_string(b) + " has no input or target");
-    }
-
-    // The batch a step trains on, in [0, count).
-    int32_t batch_index(int32_t step) const {
-        if (!state_loaded_) throw Error("step: no state; call load_state first");
-        if (batches_ == 0) throw Error("step: no batches; call set_batches first");
-        return ((step % batches_) + batches_) % batches_;
-    }
-
-    // Whether a step (or a forward_backward) has run, so that there are gradients to read.
-    void stepped() { stepped_ = true; }
-    void check_stepped(const char* call) const {
-        if (!stepped_) throw Error(std::string(call) + ": no step has run yet");
-    }
-
-    // read_input_gradient: only in a session asked for it, after a step.
-    void check_input_gradient() const {
-        if (!input_gradient_)
-            throw Error(
-                "read_input_gradient: the session was not asked for the input's gradient "
-                "(hb_session_desc.input_gradient)",
-                HB_UNSUPPORTED);
-        check_stepped("read_input_gradient");
-    }
-
-    void state_loaded() { state_loaded_ = true; }
-    void batches_set(int32_t count) { batches_ = count; }
-
-    // Whether an update is owed: set by forward_backward, cleared by apply_update and step.
-    void update_owed(bool owed) { update_owed_ = owed; }
-    void check_update_owed() const {
-        if (!update_owed_) throw Error("apply_update: no forward_backward since the last update");
-    }
-
-private:
-    bool update_owed_ = false;
-    bool stepped_ = false;
-    bool input_gradient_;
-    std::vector<std::string> names_;
-    std::vector<bool> trainable_;
-    bool state_loaded_ = false;
-    int32_t batches_ = 0;
-};
-
-struct SessionBox {
-    std::unique_ptr<Session> impl;
-    std::unique_ptr<CallGuard> guard;
-    std::string error;
-    std::string manifest;
-    std::vector<hb_gradient_buffer> buffers;
-    hb_gradient_buffers gradient_buffers{};
-};
-
-inline void fill(hb_step_result* r, const StepResult& x) {
-    r->struct_size = sizeof(hb_step_result);
-    r->loss = x.loss;
-    r->forward_ms = x.forward_ms;
-    r->backward_ms = x.backward_ms;
-    r->optimizer_ms = x.optimizer_ms;
-}
-
-inline std::string& plugin_error() {
-    thread_local std::string message;
-    return message;
-}
-
-template <class F>
-hb_status guarded(std::string& error, F&& f) noexcept {
-    try {
-        f();
-        return HB_OK;
-    } catch (const Error& e) {
-        error = e.what();
-        return e.status();
-    } catch (const std::bad_alloc&) {
-        error = "out of memory";
-        return HB_OUT_OF_MEMORY;
-    } catch (const std::exception& e) {
-        error = e.what();
-        return HB_ERROR;
-    } catch (...) {
-        error = "unknown exception";
-        return HB_ERROR;
-    }
-}
-
-inline SessionBox* box(hb_session* s) {
-    return reinterpret_cast<SessionBox*>(s);
-}
-
-// Keeps the C view of a PluginInfo alive for the life of the process.
-struct InfoStore {
-    PluginInfo info;
-    std::vector<hb_library_version> libraries;
-    std::vector<hb_device_info> devices;
-    std::vector<std::vector<const char*>> choices;  // of each option
-    std::vector<hb_option_spec> options;
-    hb_plugin_info c{};
-
-    void publish() {
-        for (const auto& l : info.libraries)
-            libraries.push_back({l.first.c_str(), l.second.c_str()});
-        for (const auto& d : info.devices)
-            devices.push_back({d.name.c_str(), d.description.c_str(), d.available ? 1 : 0,
-                               d.available ? nullptr : d.unavailable_reason.c_str()});
-        c.struct_size = sizeof(hb_plugin_info);
-        c.name = info.name.c_str();
-        c.version = info.version.c_str();
-        c.description = info.description.c_str();
-        c.capabilities = info.capabilities;
-        c.num_libraries = static_cast<int32_t>(libraries.size());
-        c.libraries = libraries.data();
-        c.num_devices = static_cast<int32_t>(devices.size());
-        c.devices = devices.data();
-        for (const auto& o : info.options) {
-            choices.emplace_back();
-            for (const auto& choice : o.choices) choices.back().push_back(choice.c_str());
-        }
-        for (size_t i = 0; i < info.options.size(); ++i) {
-            const OptionSpec& o = info.options[i];
-            options.push_back({o.key.c_str(), o.type, o.min, o.max,
-                               static_cast<int32_t>(choices[i].size()), choices[i].data(),
-                               o.description.c_str()});
-        }
-        const bool declared = !info.options.empty() || info.takes_no_options;
-        c.option_size = declared ? sizeof(hb_option_spec) : 0;
-        c.num_options = static_cast<int32_t>(options.size());
-        c.options = options.data();
-    }
-};
-
-template <class P>
-struct Trampolines {
-    static P& plugin() {
-        static P instance;
-        return instance;
-    }
-
-    static const char* last_error() noexcept { return plugin_error().c_str(); }
-
-    static hb_status describe(const hb_plugin_info** out) noexcept {
-        return guarded(plugin_error(), [&] {
-            static InfoStore* store = [] {
-                auto* s = new InfoStore{};
-                s->info = plugin().describe();
-                s->publish();
-                return s;
-            }();
-            *out = &store->c;
-        });
-    }
-
-    static hb_status create_session(const hb_session_desc* desc, hb_session** out) noexcept {
-        *out = nullptr;
-        return guarded(plugin_error(), [&] {
-            auto b = std::make_unique<SessionBox>();
-            b->impl = plugin().create_session(*desc);
-            b->guard = std::make_unique<CallGuard>(desc->graph, wants_input_gradient(*desc));
-            *out = reinterpret_cast<hb_session*>(b.release());
-        });
-    }
-
-    static void destroy_session(hb_session* s) noexcept {
-        try {
-            delete box(s);
-        } catch (...) {
-        }
-    }
-
-    static const char* session_error(const hb_session* s) noexcept {
-        return reinterpret_cast<const SessionBox*>(s)->error.c_str();
-    }
-
-    static hb_status load_state(hb_session* s, const float* const* t) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->guard->tensors("load_state", reinterpret_cast<const void* const*>(t), false);
-            box(s)->impl->load_state(t);
-            box(s)->guard->state_loaded();
-        });
-    }
-    static hb_status load_optimizer_state(hb_session* s, const float* const* t) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->guard->tensors("load_optimizer_state", reinterpret_cast<const void* const*>(t),
-                                   true);
-            box(s)->impl->load_optimizer_state(t);
-        });
-    }
-    static hb_status set_batches(hb_session* s, int32_t n, const float* const* in,
-                                 const float* const* tg) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->guard->batches(n, in, tg);
-            box(s)->guard->batches_set(0);  // until the session has taken them
-            box(s)->impl->set_batches(n, in, tg);
-            box(s)->guard->batches_set(n);
-        });
-    }
-    static hb_status step(hb_session* s, int32_t batch, hb_step_result* r) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->guard->update_owed(false);
-            fill(r, box(s)->impl->step(box(s)->guard->batch_index(batch)));
-            box(s)->guard->stepped();
-        });
-    }
-    static hb_status read_state(hb_session* s, float* const* t) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->guard->tensors("read_state", reinterpret_cast<const void* const*>(t), false);
-            box(s)->impl->read_state(t);
-        });
-    }
-    static hb_status read_gradients(hb_session* s, float* const* g) noexcept {
-        return guarded(box(s)->error, [&] { box(s)->impl->read_gradients(g); });
-    }
-    static hb_status peak_memory(hb_session* s, uint64_t* bytes) noexcept {
-        return guarded(box(s)->error, [&] { *bytes = box(s)->impl->peak_memory_bytes(); });
-    }
-    static hb_status manifest(hb_session* s, const char** json) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->manifest = box(s)->impl->manifest_json();
-            *json = box(s)->manifest.c_str();
-        });
-    }
-
-    static hb_status set_profiling(hb_session* s, int32_t enabled) noexcept {
-        return guarded(box(s)->error, [&] { box(s)->impl->set_profiling(enabled != 0); });
-    }
-    static hb_status read_events(hb_session* s, const hb_event** events, int32_t* count,
-                                 uint32_t* event_size) noexcept {
-        return guarded(box(s)->error, [&] {
-            const std::vector<hb_event>& e = box(s)->impl->events();
-            *events = e.data();
-            *count = static_cast<int32_t>(e.size());
-            *event_size = sizeof(hb_event);
-        });
-    }
-
-    static hb_status gradient_buffers(hb_session* s, const hb_gradient_buffers** out) noexcept {
-        return guarded(box(s)->error, [&] {
-            SessionBox& b = *box(s);
-            if (b.gradient_buffers.struct_size == 0) {
-                b.buffers = b.impl->gradient_buffers();
-                b.gradient_buffers.struct_size = sizeof(hb_gradient_buffers);
-                b.gradient_buffers.buffer_size = sizeof(hb_gradient_buffer);
-                b.gradient_buffers.count = static_cast<int32_t>(b.buffers.size());
-                b.gradient_buffers.buffers = b.buffers.data();
-                b.gradient_buffers.stream = b.impl->gradient_stream();
-            }
-            *out = &b.gradient_buffers;
-        });
-    }
-    static hb_status forward_backward(hb_session* s, int32_t batch, hb_gradient_ready ready,
-                                      void* context, hb_step_result* r) noexcept {
-        return guarded(box(s)->error, [&] {
-            const int32_t index = box(s)->guard->batch_index(batch);
-            box(s)->guard->update_owed(false);
-            fill(r, box(s)->impl->forward_backward(index, GradientReady{ready, context}));
-            box(s)->guard->update_owed(true);
-            box(s)->guard->stepped();
-        });
-    }
-    static hb_status apply_update(hb_session* s, hb_step_result* r) noexcept {
-        return guarded(box(s)->error, [&] {
-            box(s)->guard->check_update_owed();
-            box(s)->guard->update_owed(false);
-            fill(r, box(s)->impl->apply_update());
-        });
-    }
-
-    static hb_status read_input_gradient(hb_session* s, float* gradient) noexcept {
-        return guarded(box(s)->error, [&] {
-            if (!gradient) throw Error("read_input_gradient: no buffer");
-            box(s)->guard->check_input_gradient();
-            box(s)->impl->read_input_gradient(gradient);
-        });
-    }
-
-    static const hb_plugin_api* table() noexcept {
-        static const hb_plugin_api api = {
-            /* .api_version          = */ HB_API_VERSION,
-            /* .struct_size          = */ sizeof(hb_plugin_api),
-            /* .last_error           = */ last_error,
-            /* .describe             = */ describe,
-            /* .create_session       = */ create_session,
-            /* .destroy_session      = */ destroy_session,
-            /* .session_error        = */ session_error,
-            /* .load_state           = */ load_state,
-            /* .load_optimizer_state = */ load_optimizer_state,
-            /* .set_batches          = */ set_batches,
-            /* .step                 = */ step,
-            /* .read_state           = */ read_state,
-            /* .read_gradients       = */ read_gradients,
-            /* .peak_memory          = */ peak_memory,
-            /* .manifest             = */ manifest,
-            /* .set_profiling        = */ set_profiling,
-            /* .read_events          = */ read_events,
-            /* .gradient_buffers     = */ gradient_buffers,
-            /* .forward_backward     = */ forward_backward,
-            /* .apply_update         = */ apply_update,
-            /* .read_input_gradient  = */ read_input_gradient,
-        };
-        return &api;
-    }
-};
-
-}  // namespace detail
 }  // namespace hb
+
+#define HB_PLUGIN_HPP_TYPES
+#include "hb/detail/trampolines.hpp"
 
 // Exports the plugin's entry symbol for the class PluginClass (derived from hb::Plugin).
 #define HB_PLUGIN(PluginClass)                                        \

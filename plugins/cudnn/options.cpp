@@ -16,6 +16,18 @@ const char* to_string(Math math) {
     return "?";
 }
 
+hb::Math sdk_math(Math math) {
+    switch (math) {
+        case Math::fp32:
+            return hb::Math::fp32;
+        case Math::tf32:
+            return hb::Math::tf32;
+        case Math::bf16:
+            return hb::Math::bf16;
+    }
+    return hb::Math::fp32;
+}
+
 int64_t element_bytes(Storage storage) {
     return storage == Storage::bf16 ? 2 : 4;
 }

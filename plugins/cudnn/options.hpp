@@ -2,6 +2,7 @@
 // the placement, checked before anything touches the GPU.
 #pragma once
 
+#include "hb/manifest.hpp"
 #include "hb/options.hpp"
 #include "hb/plugin.h"
 
@@ -25,6 +26,7 @@ enum class Storage { f32, bf16 };
 int64_t element_bytes(Storage storage);
 
 const char* to_string(Math math);
+hb::Math sdk_math(Math math);  // the manifest's word for it (hb/manifest.hpp)
 const char* to_string(Layout layout);
 
 struct Settings {

@@ -533,9 +533,8 @@ std::string CudnnSession::manifest_json() {
     if (mode.own_channel_kernels())
         for (const char* k : {"batchnorm", "conv_bias"}) own_kernels.add_string(k);
     if (mode.converts_weights()) own_kernels.add_string("bf16_conversion");
-    hb::JsonObject m;
-    m.add_string("math", to_string(settings_.math))
-        .add_string("layout", to_string(settings_.layout))
+    hb::JsonObject m = hb::manifest(sdk_math(settings_.math), 1);
+    m.add_string("layout", to_string(settings_.layout))
         .add_string("convolution_api",
                     settings_.convolutions == ConvolutionApi::graph
                         ? "graph (engines by cuDNN's heuristics, the first " +
@@ -553,7 +552,6 @@ std::string CudnnSession::manifest_json() {
         .add_string("device", "cuda:" + std::to_string(settings_.device))
         .add_string("device_name", device_name_)
         .add_string("compute_capability", compute_capability_)
-        .add("threads", 1)
         .add("cudnn_handle_bytes", handle_bytes_)
         .add_string("batchnorm", std::string(mode.own_channel_kernels() ? "own kernels" : "cuDNN") +
                                      " training mode (biased variance normalises, unbiased "

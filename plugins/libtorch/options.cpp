@@ -71,9 +71,9 @@ Settings parse_settings(const hb_session_desc& desc) {
     return s;
 }
 
-std::string math_mode(const Settings& settings) {
-    if (settings.dtype == c10::ScalarType::Double) return "fp64";
-    return settings.tf32 ? "tf32" : "fp32";
+hb::Math math_mode(const Settings& settings) {
+    if (settings.dtype == c10::ScalarType::Double) return hb::Math::fp64;
+    return settings.tf32 ? hb::Math::tf32 : hb::Math::fp32;
 }
 
 }  // namespace libtorch_backend

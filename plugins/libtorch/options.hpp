@@ -2,6 +2,7 @@
 // run config, checked before anything is allocated.
 #pragma once
 
+#include "hb/manifest.hpp"
 #include "hb/options.hpp"
 #include "hb/plugin.h"
 
@@ -41,6 +42,6 @@ const std::vector<hb::OptionSpec>& option_specs();
 Settings parse_settings(const hb_session_desc& desc);
 
 // "fp32", "tf32" or "fp64", the math mode the harness's conformance tolerance depends on.
-std::string math_mode(const Settings& settings);
+hb::Math math_mode(const Settings& settings);
 
 }  // namespace libtorch_backend

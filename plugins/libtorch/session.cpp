@@ -3,6 +3,7 @@
 #include "devices.hpp"
 #include "hb/cpu.hpp"
 #include "hb/json.hpp"
+#include "hb/manifest.hpp"
 #include "phase_events.hpp"
 
 #include <ATen/Context.h>
@@ -468,10 +469,8 @@ std::string TorchSession::manifest_json() {
     if (network_.inplace_relus() > 0)
         fusions.add_string("ReLU in place on its input (" +
                            std::to_string(network_.inplace_relus()) + " layers)");
-    hb::JsonObject m;
-    m.add_string("math", math_mode(settings_))
-        .add("threads", at::get_num_threads())
-        .add("interop_threads", at::get_num_interop_threads())
+    hb::JsonObject m = hb::manifest(math_mode(settings_), at::get_num_threads());
+    m.add("interop_threads", at::get_num_interop_threads())
         .add_string("device", settings_.device.str())
         .add_string("device_description", cuda ? cuda_device_description(settings_.device.index())
                                                : hb::cpu_description())

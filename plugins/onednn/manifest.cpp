@@ -1,5 +1,6 @@
 // What the session actually runs, as the manifest JSON (docs/design.md §3).
 #include "hb/json.hpp"
+#include "hb/manifest.hpp"
 #include "layout.hpp"
 #include "network.hpp"
 
@@ -106,10 +107,8 @@ std::string Network::manifest_json() const {
         .add("parameter_bytes", parameters_.size())
         .add("allocated_bytes", allocated_bytes());
 
-    JsonObject root;
-    root.add_string("math", "fp32")
-        .add("threads", settings_.threads)
-        .add_string("cpu_runtime", "OpenMP")
+    JsonObject root = hb::manifest(hb::Math::fp32, settings_.threads);
+    root.add_string("cpu_runtime", "OpenMP")
         .add_string("isa", effective_isa())
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
         .add_string("layout", settings_.plain_layout ? "plain" : "blocked")

@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "hb/json.hpp"
+#include "hb/manifest.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -258,10 +259,9 @@ std::string ReferenceSessionOf<T>::manifest_json() {
         .add_string("gemm_kernel", to_string(network_.tile_kernel()))
         .add_string("gemm_register_tile", tile)
         .add_string("gemm_blocks_mkn", blocks);
-    hb::JsonObject m;
-    m.add_string("math", std::is_same_v<T, float> ? "fp32" : "fp64")
-        .add("threads", threads())
-        .add_string("layout", "nchw")
+    hb::JsonObject m =
+        hb::manifest(std::is_same_v<T, float> ? hb::Math::fp32 : hb::Math::fp64, threads());
+    m.add_string("layout", "nchw")
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
         .add("convolution", convolution.str())
         .add_string("batchnorm", "batch statistics and reductions accumulated in double")

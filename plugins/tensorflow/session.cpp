@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "hb/json.hpp"
+#include "hb/manifest.hpp"
 #include "kernels.hpp"
 #include "timeline.hpp"
 #include "wire.hpp"
@@ -306,10 +307,8 @@ std::string TensorflowSession::manifest_json() {
     }
     hb::JsonObject executed;
     for (const auto& [type, n] : executed_types_) executed.add(type, n);
-    hb::JsonObject m;
-    m.add_string("math", "fp32")
-        .add("threads", settings_.threads)
-        .add("inter_op_threads", settings_.inter_op_threads)
+    hb::JsonObject m = hb::manifest(hb::Math::fp32, settings_.threads);
+    m.add("inter_op_threads", settings_.inter_op_threads)
         .add_string("tensorflow", TF_Version())
         .add_string("layout", "nhwc")
         .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")

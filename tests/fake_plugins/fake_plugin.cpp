@@ -61,7 +61,13 @@ public:
     }
     void read_state(float* const*) override {}
     std::string manifest_json() override {
+#if defined(FAKE_no_math)
+        return R"({"threads": 1})";
+#elif defined(FAKE_odd_math)
+        return R"({"math": "fp23", "threads": 1})";
+#else
         return R"({"math": "fp32", "threads": 1})";
+#endif
     }
     void set_profiling(bool enabled) override {
         log_.set_enabled(enabled);
