@@ -40,6 +40,7 @@ void print_plugin(const nlohmann::json& p) {
             std::string values = "true|false";
             if (s.type == HB_OPTION_INT) values = fmt::format("{}..{}", s.min, s.max);
             if (s.type == HB_OPTION_CHOICE) values = fmt::format("{}", fmt::join(s.choices, "|"));
+            if (!s.default_value.empty()) values += "; default " + s.default_value;
             options += (options.empty() ? "" : ", ") + s.key + " (" + values + ")";
         }
         std::cout << "  options: " << (options.empty() ? "none" : options) << "\n";

@@ -537,6 +537,38 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
     EXPECT_FALSE(rows[1]["median_ms"].empty());  // timings are kept, but flagged
 }
 
+// The check honours the capability flags: a plugin without HB_CAP_GRADIENTS is not asked for its
+// gradients (this one fails if it is), its losses and state are compared, and the table says what
+// was not; as the baseline, it is refused before any backend runs.
+TEST(HarnessCheck, ABackendWithoutGradientsIsNotAskedForThem) {
+    TempDir dir;
+    const std::string config = std::string(HB_TEST_DATA_DIR) + "/no_gradients.yaml";
+    const std::string env =
+        "cd " + dir.path().string() + " && XDG_CACHE_HOME=" + (dir / "cache") + " " + kFakeEnv;
+    auto check = run_harness("check " + config + " --backends no-gradients", env);
+    EXPECT_EQ(check.exit_code, 0) << check.output;
+    EXPECT_NE(check.output.find("PASS"), std::string::npos) << check.output;
+    EXPECT_NE(check.output.find("not compared: gradients: the plugin cannot give them (no "
+                                "HB_CAP_GRADIENTS)"),
+              std::string::npos)
+        << check.output;
+    // Its bounds: the losses, the input's gradient and the state, no parameter's gradient.
+    const size_t bounds = check.output.find("bounds (relative): loss ");
+    ASSERT_NE(bounds, std::string::npos) << check.output;
+    const std::string line = check.output.substr(bounds, check.output.find('\n', bounds) - bounds);
+    EXPECT_NE(line.find(", state "), std::string::npos) << line;
+    const size_t input = line.find(", gradient input ");
+    EXPECT_NE(input, std::string::npos) << line;
+    EXPECT_EQ(line.find("gradient"), input + 2) << line;
+    EXPECT_EQ(line.find("gradient", input + 3), std::string::npos) << line;
+
+    auto baseline = run_harness("check " + config + " --baseline no-gradients", env);
+    EXPECT_EQ(baseline.exit_code, 1) << baseline.output;
+    EXPECT_NE(baseline.output.find("baseline 'no-gradients' cannot give its gradients"),
+              std::string::npos)
+        << baseline.output;
+}
+
 TEST(HarnessCheck, APassingCheckIsRecordedInTheRunsCsv) {
     TempDir dir;
     const std::string config = std::string(HB_SOURCE_DIR) + "/configs/check.yaml";

@@ -82,10 +82,10 @@ TEST(PluginLibrary, RejectsAPluginOfAbi1NamingBothVersions) {
     EXPECT_NE(error.find(harness_abi()), std::string::npos) << error;
 }
 
-// A plugin built against the previous minor version's SDK (tests/abi/2.3): its shorter
+// A plugin built against an older minor version's SDK (tests/abi/2.3): its shorter
 // description loads, what it has works, and what it lacks (declared options, ABI 2.4) is absent,
 // not read past the description's end; its options are left to its session.
-TEST(PluginLibrary, LoadsAndRunsAPluginOfThePreviousMinorVersion) {
+TEST(PluginLibrary, LoadsAndRunsAPluginOfAnOlderMinorVersion) {
     PluginLibrary library = PluginLibrary::load(fake("abi_2_3"));
     EXPECT_EQ(library.api().api_version, (2u << 16) | 3u);
     EXPECT_LT(library.info().struct_size, sizeof(hb_plugin_info));
@@ -106,6 +106,38 @@ TEST(PluginLibrary, LoadsAndRunsAPluginOfThePreviousMinorVersion) {
 
     auto listed = run_harness("list", kFakeEnv);
     EXPECT_NE(listed.output.find("(ABI 2.3)"), std::string::npos) << listed.output;
+}
+
+// A plugin built against ABI 2.4 declares its options in 2.4's shorter hb_option_spec, without
+// defaults: the harness reads each at the plugin's stride, lists them without a default, and checks
+// a config against them.
+TEST(PluginLibrary, ReadsTheOptionsOfAnAbi24PluginWithoutDefaults) {
+    PluginLibrary library = PluginLibrary::load(fake("abi_2_4"));
+    EXPECT_EQ(library.api().api_version, (2u << 16) | 4u);
+    EXPECT_LT(library.info().option_size, sizeof(hb_option_spec));
+    const auto specs = library.declared_options();
+    ASSERT_TRUE(specs);
+    ASSERT_EQ(specs->size(), 3u);
+    EXPECT_EQ((*specs)[2].key, "layout");
+    EXPECT_EQ((*specs)[2].choices, (std::vector<std::string>{"nhwc", "nchw"}));
+    for (const auto& s : *specs) EXPECT_EQ(s.default_value, "") << s.key;
+
+    auto listed = run_harness("list", kFakeEnv);
+    EXPECT_NE(
+        listed.output.find("options: threads (1..64), fused (true|false), layout (nhwc|nchw)\n"),
+        std::string::npos)
+        << listed.output;
+
+    TempDir dir;
+    std::ofstream(dir / "abi24.yaml")
+        << "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
+           "backends:\n  - plugin: fake_abi_2_4\n    options: {layout: nchwc}\n";
+    auto r =
+        run_harness("run " + (dir / "abi24.yaml") + " --output " + (dir / "abi24.csv"), kFakeEnv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("expected one of nhwc, nchw, got 'nchwc'"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir / "abi24.csv"));
 }
 
 TEST(PluginLibrary, RejectsALibraryWithoutTheEntrySymbol) {

@@ -14,8 +14,9 @@ namespace {
 
 const std::vector<hb::OptionSpec> kSpecs = {
     hb::threads_option(),
-    hb::bool_option("fused", "fuse (default: true)"),
-    hb::choice_option("layout", {"nhwc", "nchw"}, "layout (default: nhwc)"),
+    hb::bool_option("fused", true, "fuse"),
+    hb::choice_option("layout", {"nhwc", "nchw"}, "nhwc", "layout"),
+    hb::bool_option("onednn", std::nullopt, "require oneDNN (unset: either)"),
 };
 
 std::string error_of(const std::vector<hb_option>& given) {
@@ -43,26 +44,51 @@ TEST(OptionSpec, ValuesAreCheckedAgainstTheirType) {
 
 TEST(Options, UnknownAndIllTypedOptionsAreRefusedWhenTheSessionIsCreated) {
     EXPECT_EQ(error_of({{"thread", "2"}}),
-              "unknown option 'thread' (known: threads, fused, layout)");
+              "unknown option 'thread' (known: threads, fused, layout, onednn)");
     EXPECT_EQ(error_of({{"fused", "maybe"}}),
               "option 'fused': expected true or false, got 'maybe'");
     EXPECT_EQ(error_of({{"threads", "2"}, {"layout", "nchw"}}), "");
 }
 
-TEST(Options, GettersReadTheValueOrTheFallback) {
-    const hb_option given[] = {{"threads", "3"}, {"fused", "off"}};
-    const hb::Options options(2, given, kSpecs);
+TEST(Options, GettersReadTheValueOrTheDeclaredDefault) {
+    const hb_option given[] = {{"threads", "3"}, {"fused", "off"}, {"onednn", "on"}};
+    const hb::Options options(3, given, kSpecs);
     EXPECT_EQ(options.get_threads(), 3);
-    EXPECT_FALSE(options.get_bool("fused", true));
-    EXPECT_EQ(options.get_string("layout", "nhwc"), "nhwc");
+    EXPECT_FALSE(options.get_bool("fused"));
+    EXPECT_EQ(options.get_string("layout"), "nhwc");
+    EXPECT_TRUE(options.get_bool("onednn"));
     EXPECT_TRUE(options.has("fused"));
     EXPECT_FALSE(options.has("layout"));
 
     const hb::Options defaults(0, nullptr, kSpecs);
+    EXPECT_TRUE(defaults.get_bool("fused"));
     EXPECT_EQ(defaults.get_threads(),
               static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-    // Reading an option the plugin did not declare is the plugin's bug, not the config's.
-    EXPECT_THROW(defaults.get_bool("undeclared", false), hb::Error);
+    // Reading an option the plugin did not declare, or one unset without a default, is the
+    // plugin's bug, not the config's.
+    EXPECT_THROW(defaults.get_bool("undeclared"), hb::Error);
+    EXPECT_THROW(defaults.get_bool("onednn"), hb::Error);
+}
+
+TEST(OptionSpec, DefaultsAreWrittenAsAConfigWritesThem) {
+    EXPECT_EQ(hb::bool_option("x", false, "").default_value, "false");
+    EXPECT_EQ(hb::int_option("n", 1, 8, 4, "").default_value, "4");
+    EXPECT_EQ(hb::choice_option("c", {"a", "b"}, "b", "").default_value, "b");
+    EXPECT_EQ(hb::threads_option().default_value, "");
+}
+
+// A declared default the option itself refuses is the plugin's defect, found when any session
+// reads its options.
+TEST(Options, ADeclaredDefaultOutsideItsOwnOptionIsAPluginDefect) {
+    const std::vector<hb::OptionSpec> specs = {hb::int_option("n", 1, 8, 9, "n")};
+    try {
+        hb::Options(0, nullptr, specs);
+        FAIL() << "accepted";
+    } catch (const hb::Error& e) {
+        EXPECT_STREQ(e.what(),
+                     "option 'n': its declared default: expected an integer in [1, 8], got '9'");
+        EXPECT_NE(e.status(), HB_UNSUPPORTED);
+    }
 }
 
 TEST(InfoStore, PublishesTheDeclaredOptionsForTheHarness) {
@@ -72,14 +98,17 @@ TEST(InfoStore, PublishesTheDeclaredOptionsForTheHarness) {
     store.publish();
     const hb_plugin_info& c = store.c;
     EXPECT_EQ(c.option_size, sizeof(hb_option_spec));
-    ASSERT_EQ(c.num_options, 3);
+    ASSERT_EQ(c.num_options, 4);
     EXPECT_STREQ(c.options[0].key, "threads");
     EXPECT_EQ(c.options[0].type, HB_OPTION_INT);
     EXPECT_EQ(c.options[0].min, 1);
     EXPECT_EQ(c.options[0].max, 1024);
     ASSERT_EQ(c.options[2].num_choices, 2);
     EXPECT_STREQ(c.options[2].choices[1], "nchw");
-    EXPECT_STREQ(c.options[1].description, "fuse (default: true)");
+    EXPECT_STREQ(c.options[1].description, "fuse");
+    EXPECT_STREQ(c.options[1].default_value, "true");
+    EXPECT_STREQ(c.options[2].default_value, "nhwc");
+    EXPECT_EQ(c.options[3].default_value, nullptr);
 
     // An empty list declares nothing, unless the plugin says it takes no options.
     hb::detail::InfoStore undeclared;

@@ -56,9 +56,10 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
                          const fs::path& dir) {
     StepCapture capture;
     capture.losses = run.losses;
+    const bool gradients = fs::exists(dir / "gradient");  // where the plugin gives them
     for (const auto& t : graph.tensors) {
         std::vector<int64_t> shape;
-        if (t.trainable())
+        if (t.trainable() && gradients)
             capture.gradients[t.name] =
                 data::read_npy((dir / "gradient" / (t.name + ".npy")).string(), &shape);
         capture.state[t.name] =
@@ -75,13 +76,13 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
         std::vector<int64_t> shape;
         capture.input_gradient = data::read_npy((dir / "input-gradient.npy").string(), &shape);
     }
-    for (size_t k = 2; k <= run.losses.size(); ++k) {
+    for (size_t k = 2; gradients && k <= run.losses.size(); ++k) {
         const fs::path folder = dir / ("gradient-" + std::to_string(k));
-        auto& gradients = capture.later_gradients.emplace_back();
+        auto& later = capture.later_gradients.emplace_back();
         for (const auto& t : graph.tensors) {
             std::vector<int64_t> shape;
             if (t.trainable())
-                gradients[t.name] = data::read_npy((folder / (t.name + ".npy")).string(), &shape);
+                later[t.name] = data::read_npy((folder / (t.name + ".npy")).string(), &shape);
         }
     }
     return capture;
@@ -151,6 +152,13 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         config, outcome.baseline, run::timeout_of(config, run::entry_for(config, base)));
     if (!outcome.baseline_problem.empty()) return outcome;
     const StepCapture expected = read_capture(graph, outcome.baseline, scratch.path() / "baseline");
+    if (expected.gradients.empty()) {
+        outcome.baseline_problem = fmt::format(
+            "baseline '{}' cannot give its gradients (its plugin lacks HB_CAP_GRADIENTS): pass "
+            "--baseline with a backend that can",
+            request.baseline);
+        return outcome;
+    }
 
     // What every backend starts from, for replaying its updates.
     UpdateReplay replay;

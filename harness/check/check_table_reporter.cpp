@@ -21,6 +21,35 @@ void write_out_of_bounds(std::ostream& out, const Comparison& cmp, const std::st
                 d.noise > 0 ? d.relative / d.noise : 0.0, d.max_abs);
 }
 
+// The bound each kind of quantity was held to ("loss", "gradient", "gradient input", "state-1",
+// "update", "state"), as the range over its determined quantities, in the order they were
+// compared.
+std::string bounds_line(const Comparison& cmp) {
+    std::vector<std::pair<std::string, std::pair<double, double>>> kinds;
+    for (const auto& d : cmp.differences) {
+        if (!d.determined) continue;
+        const std::string kind = d.quantity == "gradient input"
+                                     ? d.quantity
+                                     : d.quantity.substr(0, d.quantity.find_first_of(" ["));
+        auto it = std::find_if(kinds.begin(), kinds.end(),
+                               [&](const auto& k) { return k.first == kind; });
+        if (it == kinds.end()) {
+            kinds.push_back({kind, {d.tolerance, d.tolerance}});
+            continue;
+        }
+        it->second.first = std::min(it->second.first, d.tolerance);
+        it->second.second = std::max(it->second.second, d.tolerance);
+    }
+    std::string line;
+    for (const auto& [kind, range] : kinds) {
+        line += line.empty() ? "" : ", ";
+        line += range.first == range.second
+                    ? fmt::format("{} {:.2g}", kind, range.first)
+                    : fmt::format("{} {:.2g}..{:.2g}", kind, range.first, range.second);
+    }
+    return line;
+}
+
 const BackendCheck* check_of(const CheckOutcome& outcome, const std::string& backend) {
     for (const auto& c : outcome.checks)
         if (c.run.backend == backend) return &c;
@@ -67,6 +96,7 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
                             rel ? rel->relative : 0.0, rel ? rel->noise : 0.0,
                             rel ? rel->ratio() : 0.0, rel ? rel->quantity : "",
                             cmp.tolerance.label);
+        out_ << "    bounds (relative): " << bounds_line(cmp) << "\n";
         if (const int n = cmp.undetermined_quantities(); n > 0)
             out_ << fmt::format(
                 "    {} quantit{} undetermined in {} (the ensemble's spread at "

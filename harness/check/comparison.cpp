@@ -184,6 +184,14 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
                       " steps, the baseline " + std::to_string(baseline.losses.size());
         return out;
     }
+    const bool gradients = !candidate.gradients.empty();
+    if (!gradients) {
+        out.not_compared.push_back(
+            "gradients: the plugin cannot give them (no HB_CAP_GRADIENTS); its parameters after "
+            "the last step are measured against the baseline's, not against its own updates "
+            "replayed");
+        replay = nullptr;
+    }
     if (replay && candidate.later_gradients.size() + 1 != candidate.losses.size()) {
         out.problem = "the backend's capture has the gradients of " +
                       std::to_string(candidate.later_gradients.size() + 1) + " steps, not " +
@@ -205,8 +213,8 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
     for (const auto& kv : baseline.gradients)
         largest_gradient = std::max(largest_gradient, max_magnitude(kv.second));
     const double floor = tolerance.gradient_floor * largest_gradient;
-    if (!compare_tensors("gradient", candidate.gradients, baseline.gradients, {}, floor,
-                         tolerance.gradient, tolerance.significand_bits, out))
+    if (gradients && !compare_tensors("gradient", candidate.gradients, baseline.gradients, {},
+                                      floor, tolerance.gradient, tolerance.significand_bits, out))
         return out;
     if (!baseline.input_gradient.empty()) {
         if (candidate.input_gradient.empty()) {
@@ -348,6 +356,8 @@ Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
     Comparison out = measure(candidate, baseline, tolerance, replay);
     if (!out.problem.empty()) return out;
     if (ensemble && !ensemble->empty()) {
+        // The members measured as the candidate is: without its gradients, nothing is replayed.
+        if (candidate.gradients.empty()) replay = nullptr;
         std::map<std::string, double> spread;
         for (const StepCapture& member : *ensemble)
             for (const auto& [quantity, distance] : distances(member, baseline, tolerance, replay))

@@ -142,6 +142,10 @@ PluginLibrary PluginLibrary::load(const std::filesystem::path& path) {
     return PluginLibrary(path, api, info);
 }
 
+bool PluginLibrary::can_read_gradients() const {
+    return (info_->capabilities & HB_CAP_GRADIENTS) && api_->read_gradients;
+}
+
 bool PluginLibrary::can_profile() const {
     constexpr size_t size = offsetof(hb_plugin_api, read_events) + sizeof(void*);
     return (info_->capabilities & HB_CAP_PROFILE) && api_->struct_size >= size &&
@@ -176,6 +180,7 @@ std::optional<std::vector<hb::OptionSpec>> PluginLibrary::declared_options() con
         s.max = c.max;
         for (int32_t k = 0; k < c.num_choices; ++k) s.choices.emplace_back(c.choices[k]);
         s.description = c.description ? c.description : "";
+        s.default_value = c.default_value ? c.default_value : "";  // ABI 2.5
         specs.push_back(std::move(s));
     }
     return specs;

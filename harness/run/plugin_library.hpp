@@ -43,6 +43,8 @@ public:
     const std::filesystem::path& path() const { return path_; }
     const hb_plugin_api& api() const { return *api_; }
     const hb_plugin_info& info() const { return *info_; }
+    // HB_CAP_GRADIENTS: announced, and read_gradients in the table.
+    bool can_read_gradients() const;
     // ABI 2.1's profiling: announced, and both functions in the table.
     bool can_profile() const;
     // ABI 2.2's split step: announced, and its three functions in the table.

@@ -51,6 +51,7 @@ nlohmann::json options_json(const std::vector<hb::OptionSpec>& specs) {
             o["max"] = s.max;
         }
         if (s.type == HB_OPTION_CHOICE) o["choices"] = s.choices;
+        if (!s.default_value.empty()) o["default"] = s.default_value;
         options.push_back(o);
     }
     return options;
@@ -142,6 +143,7 @@ std::optional<std::vector<hb::OptionSpec>> declared_options(const nlohmann::json
         s.max = o.value("max", int64_t{0});
         if (o.contains("choices")) s.choices = o["choices"].get<std::vector<std::string>>();
         s.description = o.value("description", "");
+        s.default_value = o.value("default", "");
         specs.push_back(std::move(s));
     }
     return specs;

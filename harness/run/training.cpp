@@ -78,6 +78,7 @@ Training::Training(model::Graph model_graph, const config::RunConfig& config,
       state(data::initial_state(graph, config.seed)),
       batches(data::make_batches(graph, config.seed, config.batches, config.input_block)),
       batch_count(config.batches),
+      gradients(library.can_read_gradients()),
       input_gradient(want_input_gradient && library.can_read_input_gradient()) {
     std::vector<hb_option> options;
     for (const auto& kv : entry.options) options.push_back({kv.first.c_str(), kv.second.c_str()});

@@ -40,6 +40,8 @@ struct Training {
     data::Batches batches;
     std::unique_ptr<PluginSession> session;
     int batch_count;
+    // Whether the plugin gives the parameters' gradients (HB_CAP_GRADIENTS: write_tensors).
+    bool gradients = false;
     // Whether each step computes the gradient of its input batch too (write_input_gradient).
     bool input_gradient = false;
 

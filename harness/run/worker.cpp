@@ -144,16 +144,17 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
 }
 
 // A conformance run: `run.iterations` steps, no warm-up; the gradients of step 1 (`gradient/`)
-// and of each later step k (`gradient-k/`), the input's gradient of step 1 (`input-gradient.npy`,
-// where the plugin gives it), the state after step 1 (`state-1/`) and after the last step are
-// written under `tensors_dir`.
+// and of each later step k (`gradient-k/`, both where the plugin gives them), the input's gradient
+// of step 1 (`input-gradient.npy`, where the plugin gives it), the state after step 1 (`state-1/`)
+// and after the last step are written under `tensors_dir`.
 void capture_steps(Training& training, results::BackendRun& run, const std::string& tensors_dir) {
     send_step_event({"capture", 0, run.iterations});
     for (int k = 0; k < run.iterations; ++k) {
         training.step(k, true, run);
         send_step_event({"capture", k + 1, run.iterations, run.samples_ms.back()});
-        training.write_tensors(tensors_dir, "gradient",
-                               k == 0 ? "gradient" : "gradient-" + std::to_string(k + 1));
+        if (training.gradients)
+            training.write_tensors(tensors_dir, "gradient",
+                                   k == 0 ? "gradient" : "gradient-" + std::to_string(k + 1));
         if (k == 0 && training.input_gradient) training.write_input_gradient(tensors_dir);
         if (k == 0) training.write_tensors(tensors_dir, "state", "state-1");
     }

@@ -21,4 +21,14 @@ private:
     hb_status status_;
 };
 
+// The refusal of a split step's call (gradient_buffers, forward_backward, apply_update) by a
+// session whose option `cuda_graphs` captures the whole step as one CUDA graph.
+inline Error captured_step_refusal(const std::string& call) {
+    return Error(call +
+                     ": option 'cuda_graphs' captures forward, backward and update as one CUDA "
+                     "graph, which cannot stop between them; set it to false for data-parallel "
+                     "steps",
+                 HB_UNSUPPORTED);
+}
+
 }  // namespace hb

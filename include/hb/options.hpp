@@ -1,6 +1,6 @@
-// A backend's options: declared once (PluginInfo::options, which the harness checks a config
-// against before anything runs: ABI 2.4) and read from the session description against the same
-// declaration. Header-only, standard library only.
+// A backend's options: declared once, each with its default (PluginInfo::options, which the harness
+// checks a config against before anything runs, and `harness list` shows) and read from the
+// session description against the same declaration. Header-only, standard library only.
 #pragma once
 
 #include "hb/cpu.hpp"
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,23 +24,43 @@ struct OptionSpec {
     hb_option_type type = HB_OPTION_BOOL;
     int64_t min = 0, max = 0;          // HB_OPTION_INT: the inclusive range
     std::vector<std::string> choices;  // HB_OPTION_CHOICE: the values it takes
-    std::string description;           // one line: what it chooses, and its default
+    std::string description;           // one line: what it chooses
+    // The value an unset option takes, as a config writes it; "" when unset means something no
+    // value says (the description says what, and the plugin reads has() first).
+    // since ABI 2.5
+    std::string default_value;
 };
 
-inline OptionSpec bool_option(std::string key, std::string description) {
-    return {std::move(key), HB_OPTION_BOOL, 0, 0, {}, std::move(description)};
+// Each takes its default, or std::nullopt when unset means something no value says.
+inline OptionSpec bool_option(std::string key, std::optional<bool> default_value,
+                              std::string description) {
+    return {std::move(key),
+            HB_OPTION_BOOL,
+            0,
+            0,
+            {},
+            std::move(description),
+            default_value ? (*default_value ? "true" : "false") : ""};
 }
-inline OptionSpec int_option(std::string key, int64_t min, int64_t max, std::string description) {
-    return {std::move(key), HB_OPTION_INT, min, max, {}, std::move(description)};
+inline OptionSpec int_option(std::string key, int64_t min, int64_t max,
+                             std::optional<int64_t> default_value, std::string description) {
+    return {std::move(key),
+            HB_OPTION_INT,
+            min,
+            max,
+            {},
+            std::move(description),
+            default_value ? std::to_string(*default_value) : ""};
 }
 inline OptionSpec choice_option(std::string key, std::vector<std::string> choices,
-                                std::string description) {
-    return {std::move(key), HB_OPTION_CHOICE, 0, 0, std::move(choices), std::move(description)};
+                                std::optional<std::string> default_value, std::string description) {
+    return {std::move(key),         HB_OPTION_CHOICE,          0, 0, std::move(choices),
+            std::move(description), default_value.value_or("")};
 }
-// The `threads` option every CPU backend takes.
+// The `threads` option every CPU backend takes: unset, one per hardware thread.
 inline OptionSpec threads_option() {
-    return int_option("threads", 1, 1024,
-                      "threads of the CPU kernels (default: one per hardware thread)");
+    return int_option("threads", 1, 1024, std::nullopt,
+                      "threads of the CPU kernels (unset: one per hardware thread)");
 }
 
 // A boolean option's value: true, false, 1, 0, on, off, yes or no. False when it is none of them.
@@ -117,11 +138,15 @@ inline std::string unknown_option(const std::string& key, const std::vector<Opti
 
 // Backend options as given in the run config, checked against the plugin's declaration when the
 // session is created: an unknown key or an ill-typed value is an HB_UNSUPPORTED hb::Error. The
-// getters read a declared option, or return the fallback when the config does not set it.
+// getters read a declared option: the config's value, or else the declared default.
 class Options {
 public:
     Options(int32_t count, const hb_option* options, std::vector<OptionSpec> specs)
         : specs_(std::move(specs)) {
+        for (const auto& s : specs_)
+            if (!s.default_value.empty() && !option_problem(s, s.default_value).empty())
+                throw Error("option '" + s.key +
+                            "': its declared default: " + option_problem(s, s.default_value));
         for (int32_t i = 0; i < count; ++i) {
             const std::string key = options[i].key, value = options[i].value;
             const OptionSpec* s = find_option(specs_, key);
@@ -132,33 +157,29 @@ public:
         }
     }
 
+    // Whether the config sets `key`.
     bool has(const std::string& key) const { return values_.count(key) != 0; }
 
     // A choice option's value (or any option's text).
-    std::string get_string(const std::string& key, const std::string& fallback) const {
-        declared(key);
-        auto it = values_.find(key);
-        return it == values_.end() ? fallback : it->second;
-    }
+    std::string get_string(const std::string& key) const { return value(key); }
 
-    int64_t get_int(const std::string& key, int64_t fallback) const {
+    int64_t get_int(const std::string& key) const {
         const OptionSpec& s = declared(key);
-        auto it = values_.find(key);
-        int64_t v = fallback;
-        if (it != values_.end()) parse_int(it->second, s.min, s.max, v);
+        int64_t v = 0;
+        parse_int(value(key), s.min, s.max, v);
         return v;
     }
 
-    bool get_bool(const std::string& key, bool fallback) const {
-        declared(key);
-        auto it = values_.find(key);
-        bool v = fallback;
-        if (it != values_.end()) parse_bool(it->second, v);
+    bool get_bool(const std::string& key) const {
+        bool v = false;
+        parse_bool(value(key), v);
         return v;
     }
 
-    // threads_option(): by default the hardware's count.
-    int get_threads() const { return static_cast<int>(get_int("threads", logical_processors())); }
+    // threads_option(): unset, the hardware's count.
+    int get_threads() const {
+        return static_cast<int>(has("threads") ? get_int("threads") : logical_processors());
+    }
 
 private:
     // A plugin reads only what it declares.
@@ -166,6 +187,16 @@ private:
         const OptionSpec* s = find_option(specs_, key);
         if (s == nullptr) throw Error("option '" + key + "' is read but not declared");
         return *s;
+    }
+
+    // The config's text, or the declared default.
+    std::string value(const std::string& key) const {
+        const OptionSpec& s = declared(key);
+        auto it = values_.find(key);
+        if (it != values_.end()) return it->second;
+        if (s.default_value.empty())
+            throw Error("option '" + key + "' is read unset, and it declares no default");
+        return s.default_value;
     }
 
     std::vector<OptionSpec> specs_;

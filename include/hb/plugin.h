@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define HB_API_VERSION_MAJOR 2
-#define HB_API_VERSION_MINOR 4
+#define HB_API_VERSION_MINOR 5
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
 #define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -287,7 +287,10 @@ typedef struct hb_option_spec {
     int64_t min, max; /* HB_OPTION_INT: the inclusive range */
     int32_t num_choices;
     const char* const* choices; /* HB_OPTION_CHOICE: the values it takes */
-    const char* description;    /* one line: what it chooses, and its default */
+    const char* description;    /* one line: what it chooses */
+    /* ABI 2.5: the value the option takes when a config does not set it, as a config writes it;
+     * NULL when unset means something no value says (the description says what). */
+    const char* default_value;
 } hb_option_spec;
 
 typedef struct hb_plugin_info {

@@ -127,6 +127,20 @@ public:
     }
 };
 
+// A session that implements the split step: its step() is forward_backward() then
+// apply_update(), with both halves' times, and the three split calls are its to write.
+class SplitStepSession : public Session {
+public:
+    StepResult step(int32_t batch) final {
+        StepResult result = forward_backward(batch, {});
+        result.optimizer_ms = apply_update().optimizer_ms;
+        return result;
+    }
+    std::vector<hb_gradient_buffer> gradient_buffers() override = 0;
+    StepResult forward_backward(int32_t batch, const GradientReady& ready) override = 0;
+    StepResult apply_update() override = 0;
+};
+
 struct DeviceInfo {
     std::string name, description;  // "cpu", "cuda:0"; the processor or card
     bool available = true;
@@ -140,7 +154,8 @@ struct PluginInfo {
     std::vector<DeviceInfo> devices;
     // Every option create_session takes, as hb::Options reads them: the harness rejects a
     // config's unknown or ill-typed option at its line before anything runs. An empty list
-    // declares nothing (create_session alone checks), unless `takes_no_options`.
+    // declares nothing (create_session alone checks), unless `takes_no_options`. Each option's
+    // default is declared with it (OptionSpec), and `harness list` shows it.
     // since ABI 2.4
     std::vector<OptionSpec> options;
     bool takes_no_options = false;

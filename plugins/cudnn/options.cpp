@@ -48,16 +48,15 @@ int parse_device(const std::string& device) {
 
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
-        hb::choice_option("math", {"fp32", "tf32", "bf16"},
-                          "the math mode: float32, TF32 tensor cores, or bfloat16 activations "
-                          "(default: fp32)"),
-        hb::choice_option("layout", {"nchw", "nhwc"}, "the activations' layout (default: nchw)"),
-        hb::choice_option("convolutions", {"graph", "legacy"},
-                          "cuDNN's graph API or its legacy calls (default: graph)"),
-        hb::choice_option("batchnorm", {"ex", "legacy"},
-                          "cudnnBatchNormalization*Ex or the plain calls (default: ex)"),
-        hb::bool_option("fused_bn_relu", "batch norm and its ReLU in one call (default: false)"),
-        hb::bool_option("cuda_graphs", "capture the step once, then replay it (default: false)"),
+        hb::choice_option("math", {"fp32", "tf32", "bf16"}, "fp32",
+                          "the math mode: float32, TF32 tensor cores, or bfloat16 activations"),
+        hb::choice_option("layout", {"nchw", "nhwc"}, "nchw", "the activations' layout"),
+        hb::choice_option("convolutions", {"graph", "legacy"}, "graph",
+                          "cuDNN's graph API or its legacy calls"),
+        hb::choice_option("batchnorm", {"ex", "legacy"}, "ex",
+                          "cudnnBatchNormalization*Ex or the plain calls"),
+        hb::bool_option("fused_bn_relu", false, "batch norm and its ReLU in one call"),
+        hb::bool_option("cuda_graphs", false, "capture the step once, then replay it"),
     };
     return specs;
 }
@@ -72,16 +71,15 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.input_gradient = hb::wants_input_gradient(desc);
 
     const hb::Options options(desc.num_options, desc.options, option_specs());
-    const std::string math = options.get_string("math", "fp32");
+    const std::string math = options.get_string("math");
     s.math = math == "tf32" ? Math::tf32 : math == "bf16" ? Math::bf16 : Math::fp32;
-    s.layout = options.get_string("layout", "nchw") == "nhwc" ? Layout::nhwc : Layout::nchw;
-    s.convolutions = options.get_string("convolutions", "graph") == "legacy"
-                         ? ConvolutionApi::legacy
-                         : ConvolutionApi::graph;
+    s.layout = options.get_string("layout") == "nhwc" ? Layout::nhwc : Layout::nchw;
+    s.convolutions = options.get_string("convolutions") == "legacy" ? ConvolutionApi::legacy
+                                                                    : ConvolutionApi::graph;
     s.batchnorm =
-        options.get_string("batchnorm", "ex") == "legacy" ? BatchNormApi::legacy : BatchNormApi::ex;
-    s.fused_bn_relu = options.get_bool("fused_bn_relu", false);
-    s.cuda_graphs = options.get_bool("cuda_graphs", false);
+        options.get_string("batchnorm") == "legacy" ? BatchNormApi::legacy : BatchNormApi::ex;
+    s.fused_bn_relu = options.get_bool("fused_bn_relu");
+    s.cuda_graphs = options.get_bool("cuda_graphs");
     return s;
 }
 

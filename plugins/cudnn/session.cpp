@@ -409,12 +409,7 @@ hb::StepResult CudnnSession::step(int32_t batch) {
 }
 
 void CudnnSession::refuse_split(const char* call) const {
-    if (settings_.cuda_graphs)
-        throw hb::Error(std::string(call) +
-                            ": option 'cuda_graphs' captures forward, backward and update as one "
-                            "CUDA graph, which cannot stop between them; set it to false for "
-                            "data-parallel steps",
-                        HB_UNSUPPORTED);
+    if (settings_.cuda_graphs) throw hb::captured_step_refusal(call);
 }
 
 std::vector<hb_gradient_buffer> CudnnSession::gradient_buffers() {

@@ -26,18 +26,16 @@ c10::Device parse_device(const char* device) {
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
         hb::threads_option(),
-        hb::bool_option(
-            "channels_last",
-            "NHWC memory format for activations and convolution weights (default: false)"),
-        hb::bool_option("cudnn_benchmark",
-                        "CUDA: time cuDNN's algorithms on first use (default: true on CUDA)"),
-        hb::bool_option("tf32", "CUDA: TF32 tensor cores in convolutions (default: false)"),
-        hb::bool_option("cuda_graphs",
-                        "CUDA: capture the step once, then replay it (default: false)"),
-        hb::bool_option("foreach",
-                        "RMSProp's multi-tensor kernels, as torch.optim (default: true on CUDA)"),
-        hb::choice_option("precision", {"fp32", "fp64"},
-                          "the element type the step computes in (default: fp32)"),
+        hb::bool_option("channels_last", false,
+                        "NHWC memory format for activations and convolution weights"),
+        hb::bool_option("cudnn_benchmark", std::nullopt,
+                        "CUDA: time cuDNN's algorithms on first use (unset: on CUDA, true)"),
+        hb::bool_option("tf32", false, "CUDA: TF32 tensor cores in convolutions"),
+        hb::bool_option("cuda_graphs", false, "CUDA: capture the step once, then replay it"),
+        hb::bool_option("foreach", std::nullopt,
+                        "RMSProp's multi-tensor kernels, as torch.optim (unset: on CUDA, true)"),
+        hb::choice_option("precision", {"fp32", "fp64"}, "fp32",
+                          "the element type the step computes in"),
     };
     return specs;
 }
@@ -53,13 +51,14 @@ Settings parse_settings(const hb_session_desc& desc) {
 
     const hb::Options options(desc.num_options, desc.options, option_specs());
     s.threads = options.get_threads();
-    s.channels_last = options.get_bool("channels_last", false);
+    s.channels_last = options.get_bool("channels_last");
     const bool cuda = s.device.is_cuda();
-    s.cudnn_benchmark = options.get_bool("cudnn_benchmark", cuda) && cuda;
-    s.tf32 = options.get_bool("tf32", false);
-    s.cuda_graphs = options.get_bool("cuda_graphs", false);
-    s.foreach = options.get_bool("foreach", cuda);
-    if (options.get_string("precision", "fp32") == "fp64") s.dtype = c10::ScalarType::Double;
+    s.cudnn_benchmark =
+        (options.has("cudnn_benchmark") ? options.get_bool("cudnn_benchmark") : cuda) && cuda;
+    s.tf32 = options.get_bool("tf32");
+    s.cuda_graphs = options.get_bool("cuda_graphs");
+    s.foreach = options.has("foreach") ? options.get_bool("foreach") : cuda;
+    if (options.get_string("precision") == "fp64") s.dtype = c10::ScalarType::Double;
     if (!cuda) {
         for (const auto& [name, on] :
              {std::pair<const char*, bool>{"tf32", s.tf32}, {"cuda_graphs", s.cuda_graphs}})

@@ -20,7 +20,7 @@ struct Settings {
     hb_optimizer optimizer{};
     int threads = 1;              // intra-op threads of LibTorch's CPU kernels
     bool channels_last = false;   // NHWC memory format for activations and conv weights
-    bool cudnn_benchmark = true;  // CUDA: time cuDNN's algorithms on first use
+    bool cudnn_benchmark{};       // CUDA: time cuDNN's algorithms on first use
     bool tf32 = false;            // CUDA: TF32 tensor cores in convolutions and matrix products
     bool cuda_graphs = false;     // CUDA: capture the whole step once, then replay it
     // RMSProp's multi-tensor (_foreach_) kernels; torch.optim's default: on for CUDA, off for CPU.

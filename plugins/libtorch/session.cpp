@@ -4,6 +4,7 @@
 #include "hb/cpu.hpp"
 #include "hb/json.hpp"
 #include "hb/manifest.hpp"
+#include "hb/phase_timer.hpp"
 #include "phase_events.hpp"
 
 #include <ATen/Context.h>
@@ -16,18 +17,11 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
-#include <chrono>
 #include <thread>
 #include <utility>
 
 namespace libtorch_backend {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double milliseconds(Clock::time_point from, Clock::time_point to) {
-    return std::chrono::duration<double, std::milli>(to - from).count();
-}
 
 // LibTorch's thread pools and cuDNN switches are process-wide; each backend run has its own
 // worker process, so setting them per session is safe.
@@ -227,25 +221,25 @@ void TorchSession::clear_gradients(OpProfiler* profiler) {
 at::Tensor TorchSession::passes(const at::Tensor& input, const at::Tensor& target,
                                 hb::StepResult* times, OpProfiler* profiler,
                                 const hb::GradientReady* ready) {
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     clear_gradients(profiler);
     // The batch as a leaf of its own, when its gradient is wanted: the stored batch stays as is.
     const at::Tensor x = settings_.input_gradient ? input.detach().requires_grad_(true) : input;
     at::Tensor loss = network_.forward(x, target, profiler);
-    const auto forward_end = Clock::now();
+    const double forward_ms = timer.lap();
     if (events_) events_->record(PhaseEvents::forward_end);
     {
         const Listening listening(*readiness_, ready);
         if (profiler) profiler->begin(profile::Part::backward);
         loss.backward();
         if (profiler) profiler->end();
-        const auto backward_end = Clock::now();
+        const double backward_ms = timer.lap();
         if (events_) events_->record(PhaseEvents::backward_end);
         readiness_->tell_rest();
         if (settings_.input_gradient) input_gradient_ = x.grad();
         if (times) {
-            times->forward_ms = milliseconds(start, forward_end);
-            times->backward_ms = milliseconds(forward_end, backward_end);
+            times->forward_ms = forward_ms;
+            times->backward_ms = backward_ms;
         }
     }
     if (profiler) profiler->begin(profile::Part::loss);
@@ -255,24 +249,24 @@ at::Tensor TorchSession::passes(const at::Tensor& input, const at::Tensor& targe
 }
 
 void TorchSession::update(hb::StepResult* times, OpProfiler* profiler) {
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     if (events_) events_->record(PhaseEvents::update_start);
     optimizer_.step(profiler);
     if (events_) events_->record(PhaseEvents::end);
-    if (times) times->optimizer_ms = milliseconds(start, Clock::now());
+    if (times) times->optimizer_ms = timer.lap();
 }
 
 at::Tensor TorchSession::eager_passes(size_t b, hb::StepResult& result, OpProfiler* profiler,
                                       const hb::GradientReady* ready) {
     const bool cpu = settings_.device.is_cpu();
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     if (events_) events_->record(PhaseEvents::start);
     if (profiler) profiler->begin(profile::Part::stage);
     const auto [input, target] = stage(b);
     if (profiler) profiler->end();
-    const auto staged = Clock::now();
+    const double staging_ms = timer.lap();
     at::Tensor loss = passes(input, target, cpu ? &result : nullptr, profiler, ready);
-    if (cpu) result.forward_ms += milliseconds(start, staged);
+    if (cpu) result.forward_ms += staging_ms;
     return loss;
 }
 
@@ -337,12 +331,7 @@ hb::StepResult TorchSession::step(int32_t batch) {
 }
 
 void TorchSession::refuse_split(const char* call) const {
-    if (captured_step_)
-        throw hb::Error(std::string(call) +
-                            ": option 'cuda_graphs' captures forward, backward and update as one "
-                            "CUDA graph, which cannot stop between them; set it to false for "
-                            "data-parallel steps",
-                        HB_UNSUPPORTED);
+    if (captured_step_) throw hb::captured_step_refusal(call);
     if (settings_.dtype != at::kFloat)
         throw hb::Error(std::string(call) +
                             ": precision fp64 keeps float64 gradients, and gradient buffers hold "

@@ -21,12 +21,13 @@
 namespace onednn_backend {
 
 struct NetworkSettings {
-    int threads = 1;
+    // Each set by OnednnSession::parse from the options, whose declarations hold the defaults.
+    int threads{};
     hb_placement placement = HB_PLACEMENT_DEVICE;
-    bool fuse_batchnorm_relu = true;
-    bool native_pooling = true;   // 2x2 max pooling and upsampling backward with kernels.hpp
-    bool plain_layout = false;    // activations in NCHW, reordered around each convolution
-    bool input_gradient = false;  // backward also computes the gradient of the graph's input
+    bool fuse_batchnorm_relu{};
+    bool native_pooling{};  // 2x2 max pooling and upsampling backward with kernels.hpp
+    bool plain_layout{};    // activations in NCHW, reordered around each convolution
+    bool input_gradient{};  // backward also computes the gradient of the graph's input
     hb_optimizer optimizer{};
 };
 

@@ -1,29 +1,20 @@
 #include "session.hpp"
 
+#include "hb/phase_timer.hpp"
+
 #include <omp.h>
 
-#include <chrono>
-
 namespace onednn_backend {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double milliseconds(Clock::time_point from, Clock::time_point to) {
-    return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-}  // namespace
 
 const std::vector<hb::OptionSpec>& OnednnSession::option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
         hb::threads_option(),
-        hb::bool_option("fuse_batchnorm_relu",
-                        "batch norm and the ReLU after it as one primitive (default: true)"),
-        hb::bool_option("native_pooling",
-                        "oneDNN's pooling primitive, else the plugin's own (default: true)"),
-        hb::choice_option("layout", {"blocked", "plain"},
-                          "the activations' memory format (default: blocked)"),
+        hb::bool_option("fuse_batchnorm_relu", true,
+                        "batch norm and the ReLU after it as one primitive"),
+        hb::bool_option("native_pooling", true,
+                        "oneDNN's pooling primitive, else the plugin's own"),
+        hb::choice_option("layout", {"blocked", "plain"}, "blocked",
+                          "the activations' memory format"),
     };
     return specs;
 }
@@ -35,9 +26,9 @@ NetworkSettings OnednnSession::parse(const hb_session_desc& desc) {
     const hb::Options options(desc.num_options, desc.options, option_specs());
     NetworkSettings s;
     s.threads = options.get_threads();
-    s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu", true);
-    s.native_pooling = options.get_bool("native_pooling", true);
-    s.plain_layout = options.get_string("layout", "blocked") == "plain";
+    s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu");
+    s.native_pooling = options.get_bool("native_pooling");
+    s.plain_layout = options.get_string("layout") == "plain";
     s.input_gradient = hb::wants_input_gradient(desc);
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
@@ -77,12 +68,6 @@ void OnednnSession::set_batches(int32_t count, const float* const* inputs,
     network_.set_batches(count, inputs, targets);
 }
 
-hb::StepResult OnednnSession::step(int32_t batch) {
-    hb::StepResult result = forward_backward(batch, {});
-    result.optimizer_ms = apply_update().optimizer_ms;
-    return result;
-}
-
 std::vector<hb_gradient_buffer> OnednnSession::gradient_buffers() {
     std::vector<hb_gradient_buffer> buffers;
     for (const Network::GradientBuffer& g : network_.gradient_buffers())
@@ -93,23 +78,21 @@ std::vector<hb_gradient_buffer> OnednnSession::gradient_buffers() {
 hb::StepResult OnednnSession::forward_backward(int32_t batch, const hb::GradientReady& ready) {
     use_threads();
     network_.begin_step();
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     hb::StepResult result;
     result.loss = network_.forward(batch);
-    const auto forward_end = Clock::now();
+    result.forward_ms = timer.lap();
     network_.backward(ready);
-    const auto backward_end = Clock::now();
-    result.forward_ms = milliseconds(start, forward_end);
-    result.backward_ms = milliseconds(forward_end, backward_end);
+    result.backward_ms = timer.lap();
     return result;
 }
 
 hb::StepResult OnednnSession::apply_update() {
     use_threads();
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     network_.update();
     hb::StepResult result;
-    result.optimizer_ms = milliseconds(start, Clock::now());
+    result.optimizer_ms = timer.lap();
     return result;
 }
 

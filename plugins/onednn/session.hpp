@@ -11,20 +11,16 @@
 
 namespace onednn_backend {
 
-class OnednnSession : public hb::Session {
+class OnednnSession : public hb::SplitStepSession {
 public:
-    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options `threads` (default:
-    // the hardware's thread count), `fuse_batchnorm_relu` (default true), `native_pooling`
-    // (default true: 2x2 max pooling and upsampling backward with the plugin's own loops instead
-    // of oneDNN's primitives) and `layout` (blocked, the default: activations in the layouts
-    // oneDNN picks; plain: in NCHW, reordered around each convolution).
+    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options option_specs()
+    // declares.
     explicit OnednnSession(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;
     void load_optimizer_state(const float* const* square_averages) override;
     void set_batches(int32_t count, const float* const* inputs,
                      const float* const* targets) override;
-    hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
     // ABI 2.3; the SDK calls it only where the session description asked for it.
@@ -34,8 +30,8 @@ public:
     // One event per primitive or loop the step runs (docs/design.md §3 "Profiling").
     void set_profiling(bool enabled) override;
     const std::vector<hb_event>& events() override;
-    // The step in two halves (docs/design.md §3): step() is forward_backward() then
-    // apply_update(). The buffers are the gradients in the layouts the update reads.
+    // The step in two halves (docs/design.md §3): the buffers are the gradients in the layouts
+    // the update reads.
     std::vector<hb_gradient_buffer> gradient_buffers() override;
     hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
     hb::StepResult apply_update() override;

@@ -2,19 +2,13 @@
 
 #include "hb/json.hpp"
 #include "hb/manifest.hpp"
+#include "hb/phase_timer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <type_traits>
 
 namespace reference {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double milliseconds(Clock::time_point from, Clock::time_point to) {
-    return std::chrono::duration<double, std::milli>(to - from).count();
-}
 
 template <class From, class To>
 void convert(const From* from, size_t n, To* to) {
@@ -28,18 +22,18 @@ const std::vector<hb::OptionSpec>& option_specs() {
         hb::threads_option(),
         hb::choice_option(
             "gemm_kernel",
-            {"auto", to_string(TileKernel::portable), to_string(TileKernel::avx2_fma)},
-            "the GEMM's inner kernel; auto: the fastest this CPU runs (default: auto)"),
-        hb::choice_option("precision", {"fp32", "fp64"},
+            {"auto", to_string(TileKernel::portable), to_string(TileKernel::avx2_fma)}, "auto",
+            "the GEMM's inner kernel; auto: the fastest this CPU runs"),
+        hb::choice_option("precision", {"fp32", "fp64"}, "fp32",
                           "fp64: every value, gradient and optimizer state in double, the check's "
-                          "oracle (default: fp32)"),
-        hb::int_option("rounding_seed", 0, int64_t{1} << 53,
+                          "oracle"),
+        hb::int_option("rounding_seed", 0, int64_t{1} << 53, 0,
                        "not 0: every layer result moved by a random relative amount of at most "
                        "2^(1 - rounding_bits), this seed's draw, and rounded back: a member of the "
-                       "check's rounding-noise ensemble (default: 0, off; fp32 only)"),
-        hb::int_option("rounding_bits", 2, 24,
-                       "the significand bits whose rounding rounding_seed imitates (default: 24, "
-                       "float32's)"),
+                       "check's rounding-noise ensemble (0: off; fp32 only)"),
+        hb::int_option(
+            "rounding_bits", 2, 24, 24,
+            "the significand bits whose rounding rounding_seed imitates (24: float32's)"),
     };
     return specs;
 }
@@ -51,8 +45,8 @@ Settings parse_settings(const hb_session_desc& desc) {
     const hb::Options options(desc.num_options, desc.options, option_specs());
     Settings s;
     s.threads = options.get_threads();
-    s.fp64 = options.get_string("precision", "fp32") == "fp64";
-    const std::string kernel = options.get_string("gemm_kernel", "auto");
+    s.fp64 = options.get_string("precision") == "fp64";
+    const std::string kernel = options.get_string("gemm_kernel");
     s.kernel = kernel == "auto"                            ? (s.fp64 ? fastest_tile_kernel<double>()
                                                                      : fastest_tile_kernel<float>())
                : kernel == to_string(TileKernel::avx2_fma) ? TileKernel::avx2_fma
@@ -61,8 +55,8 @@ Settings parse_settings(const hb_session_desc& desc) {
         throw hb::Error("option 'gemm_kernel': avx2_fma is a float32 kernel; precision fp64 "
                         "takes auto or portable",
                         HB_UNSUPPORTED);
-    s.rounding.seed = static_cast<uint64_t>(options.get_int("rounding_seed", 0));
-    s.rounding.bits = static_cast<int>(options.get_int("rounding_bits", 24));
+    s.rounding.seed = static_cast<uint64_t>(options.get_int("rounding_seed"));
+    s.rounding.bits = static_cast<int>(options.get_int("rounding_bits"));
     if (s.fp64 && s.rounding.enabled())
         throw hb::Error("option 'rounding_seed': random rounding imitates float32 and narrower "
                         "formats; it takes precision fp32",
@@ -135,13 +129,6 @@ void ReferenceSessionOf<T>::set_batches(int32_t count, const float* const* input
 }
 
 template <class T>
-hb::StepResult ReferenceSessionOf<T>::step(int32_t batch) {
-    hb::StepResult result = forward_backward(batch, {});
-    result.optimizer_ms = apply_update().optimizer_ms;
-    return result;
-}
-
-template <class T>
 std::vector<hb_gradient_buffer> ReferenceSessionOf<T>::gradient_buffers() {
     std::vector<hb_gradient_buffer> buffers;
     if constexpr (std::is_same_v<T, float>) {
@@ -164,7 +151,7 @@ hb::StepResult ReferenceSessionOf<T>::forward_backward(int32_t batch,
     hb::EventLog& events = network_.event_log();
     events.begin_step();
 
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     const T* input = inputs_[b].data();
     const T* target = targets_[b].data();
     if (settings_.placement == HB_PLACEMENT_HOST) {
@@ -178,17 +165,15 @@ hb::StepResult ReferenceSessionOf<T>::forward_backward(int32_t batch,
     }
     hb::StepResult result;
     result.loss = network_.forward(input, target);
-    const auto forward_end = Clock::now();
+    result.forward_ms = timer.lap();
     network_.backward(ready);
-    const auto backward_end = Clock::now();
-    result.forward_ms = milliseconds(start, forward_end);
-    result.backward_ms = milliseconds(forward_end, backward_end);
+    result.backward_ms = timer.lap();
     return result;
 }
 
 template <class T>
 hb::StepResult ReferenceSessionOf<T>::apply_update() {
-    const auto start = Clock::now();
+    hb::PhaseTimer timer;
     for (int i = 0; i < network_.num_tensors(); ++i) {
         const TensorInfo& info = network_.tensor_info(i);
         if (!info.trainable) continue;
@@ -199,7 +184,7 @@ hb::StepResult ReferenceSessionOf<T>::apply_update() {
                        network_.gradient(i).data(), optimizer_state_[i]);
     }
     hb::StepResult result;
-    result.optimizer_ms = milliseconds(start, Clock::now());
+    result.optimizer_ms = timer.lap();
     return result;
 }
 

@@ -15,10 +15,9 @@
 
 namespace reference {
 
-// The options it takes, as the plugin declares them: `threads` (default: the hardware's thread
-// count), `gemm_kernel` (auto, portable or avx2_fma; auto picks the fastest this CPU runs),
-// `precision` (fp32, the default, or fp64) and `rounding_seed` with `rounding_bits` (a member of
-// the check's rounding-noise ensemble: random_rounding.hpp; float32 only).
+// The options it takes, as the plugin declares them, each with its default: `threads`,
+// `gemm_kernel`, `precision` and `rounding_seed` with `rounding_bits` (a member of the check's
+// rounding-noise ensemble: random_rounding.hpp; float32 only).
 const std::vector<hb::OptionSpec>& option_specs();
 
 struct Settings {
@@ -36,7 +35,7 @@ Settings parse_settings(const hb_session_desc& desc);
 std::unique_ptr<hb::Session> make_session(const hb_session_desc& desc);
 
 template <class T>
-class ReferenceSessionOf : public hb::Session {
+class ReferenceSessionOf : public hb::SplitStepSession {
 public:
     // Copies everything it needs from `desc`; the first form also checks that `desc` asks for T.
     explicit ReferenceSessionOf(const hb_session_desc& desc);
@@ -46,7 +45,6 @@ public:
     void load_optimizer_state(const float* const* square_averages) override;
     void set_batches(int32_t count, const float* const* inputs,
                      const float* const* targets) override;
-    hb::StepResult step(int32_t batch) override;
     void read_state(float* const* tensors) override;
     void read_gradients(float* const* gradients) override;
     void read_input_gradient(float* gradient) override;
@@ -56,9 +54,8 @@ public:
     // of the step (docs/design.md §3 "Profiling").
     void set_profiling(bool enabled) override;
     const std::vector<hb_event>& events() override;
-    // The step in two halves (docs/design.md §3): step() is forward_backward() then
-    // apply_update(), which reads the gradients where the buffers point (float32 only: in
-    // float64 there are no float32 buffers to hand out).
+    // The step in two halves (docs/design.md §3): apply_update() reads the gradients where the
+    // buffers point (float32 only: in float64 there are no float32 buffers to hand out).
     std::vector<hb_gradient_buffer> gradient_buffers() override;
     hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
     hb::StepResult apply_update() override;

@@ -11,10 +11,10 @@
 namespace tensorflow_plugin {
 
 struct Settings {
-    int threads = 1;           // intra-op
-    int inter_op_threads = 1;  // TensorFlow's default is the core count; one keeps nodes in order
-    bool fused_batchnorm = true;  // FusedBatchNormV3, or tf.nn.moments + tf.nn.batch_normalization
-    bool xla = false;             // auto-clustering on the CPU
+    int threads{};           // intra-op
+    int inter_op_threads{};  // TensorFlow's default is the core count; one keeps nodes in order
+    bool fused_batchnorm{};  // FusedBatchNormV3, or tf.nn.moments + tf.nn.batch_normalization
+    bool xla{};              // auto-clustering on the CPU
     std::optional<bool> onednn;   // required on or off; unset: as TensorFlow decided at load
     hb_placement placement = HB_PLACEMENT_DEVICE;
     // feed_dtype: float64 with host placement: the batches are kept as float64 and each step's is
