@@ -227,11 +227,12 @@ if wants check; then
 fi
 
 # The paths configs/check.yaml leaves out (docs/conformance.md "Check configs: every path"): ties
-# in max pooling, momentum and weight decay, TensorFlow's RMSProp, each backend option.
+# in max pooling, momentum and weight decay, TensorFlow's RMSProp, batch norm's eps beside the
+# batch variances, each backend option.
 check_paths() {
   local config status=0
   for config in configs/check-tiny.yaml configs/check-momentum.yaml configs/check-tensorflow.yaml \
-    configs/check-ties.yaml; do
+    configs/check-ties.yaml configs/check-bn-eps.yaml; do
     "$harness" check "$config" --backends "$paths_backends" || status=1
   done
   return "$status"

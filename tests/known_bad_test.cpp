@@ -30,6 +30,8 @@ struct Defect {
     std::vector<std::string> untouched;
     // When set, every quantity out of bounds must end with this.
     std::string only_suffix;
+    // The worst quantity's error over its tolerance must reach this: caught clearly, not barely.
+    double clearly = 1;
 };
 
 struct CheckConfig {
@@ -116,6 +118,8 @@ TEST_P(KnownBadBackends, AreMismatchesNamedByTheirOwnQuantity) {
         const std::vector<std::string> flagged = out_of_bounds(b);
         SCOPED_TRACE("defect " + d.name + ", out of bounds: " + joined(flagged));
         EXPECT_EQ(b.at("verdict"), "MISMATCH");
+        EXPECT_GE(b.at("worst_relative").at("relative").get<double>(),
+                  d.clearly * b.at("worst_relative").at("tolerance").get<double>());
         for (const auto& expected : d.caught_by) {
             bool found = false;
             for (const auto& q : flagged) found = found || starts_with(q, expected);
@@ -155,6 +159,8 @@ INSTANTIATE_TEST_SUITE_P(
                      {"frozen_tail", {"update stack0.res.conv2.weight"}, kStepIntact, ""},
                      {"rmsprop_eps", {"update "}, kStepIntact, ""}}},
         CheckConfig{"check.yaml", {{"biased_running_var", {"state"}, {}, ".running_var"}}},
+        CheckConfig{"check-bn-eps.yaml",
+                    {{"bn_backward_epsilon", {"gradient "}, {"loss[1]"}, "", 100}}},
         CheckConfig{"check-ties.yaml",
                     {{"last_max_pooling", {"gradient input"}, {}, "gradient input"}}},
         CheckConfig{"check-momentum.yaml",
@@ -214,7 +220,8 @@ TEST_P(CheckConfigs, EveryBuiltCpuBackendPasses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, CheckConfigs,
-                         ::testing::Values("check-tiny.yaml", "check-ties.yaml",
+                         ::testing::Values("check-tiny.yaml", "check-bn-eps.yaml",
+                                           "check-ties.yaml",
                                            "check-momentum.yaml", "check-tensorflow.yaml",
                                            "check-seed.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& param) {

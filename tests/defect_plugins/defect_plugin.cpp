@@ -6,6 +6,7 @@
 //
 //   dropped_accumulation   a value used twice gets only the gradient of its first consumer
 //   bn_epsilon             batch norm with eps 1e-3 (Keras' default) instead of the graph's
+//   bn_backward_epsilon    batch norm's backward pass with eps doubled (its forward pass right)
 //   biased_running_var     running variance updated with the biased batch variance
 //   bias_gradient_before_bn  the bias gradient of every convolution from which a batch norm is
 //                          reachable is zeroed (right only for one that reaches the loss through
@@ -312,11 +313,20 @@ private:
                     if (zero_bias_gradient_[index] && l.bias >= 0)
                         std::fill(gradients_[l.bias].begin(), gradients_[l.bias].end(), 0.0f);
                     break;
-                case HB_LAYER_BATCHNORM:
-                    reference::batchnorm_backward(pool_, d, x, tensor(l.weight), statistics_[index],
-                                                  dy, value_gradient(in), gradient(l.weight),
+                case HB_LAYER_BATCHNORM: {
+#if defined(DEFECT_bn_backward_epsilon)
+                    // 1 / sqrt(var + 2 eps) where the forward pass had 1 / sqrt(var + eps).
+                    BatchStatistics stats = statistics_[index];
+                    for (double& inv_std : stats.inv_std)
+                        inv_std = 1 / std::sqrt(1 / (inv_std * inv_std) + l.eps);
+#else
+                    const BatchStatistics& stats = statistics_[index];
+#endif
+                    reference::batchnorm_backward(pool_, d, x, tensor(l.weight), stats, dy,
+                                                  value_gradient(in), gradient(l.weight),
                                                   gradient(l.bias));
                     break;
+                }
                 case HB_LAYER_RELU:
                     if (needs_gradient(in))
                         reference::relu_backward(pool_, d.elements(), x, dy, value_gradient(in));
