@@ -1,5 +1,7 @@
 #include "kernels.hpp"
 
+#include "hb/rmsprop.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -75,59 +77,12 @@ void copy(int64_t count, float* dst, const float* src, int threads) {
     }
 }
 
-namespace {
-
-// One chunk of RMSProp, the variant fixed at compile time so that every form vectorises.
-template <bool Torch, bool Momentum, bool Decay>
-void rmsprop_chunk(const hb_optimizer& o, int64_t begin, int64_t end, float* param,
-                   const float* grad, float* v, float* buffer) {
-    const float lr = o.learning_rate, alpha = o.alpha, eps = o.eps;
-    const float momentum = o.momentum, decay = o.weight_decay;
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) {
-        const float g = Decay ? grad[i] + decay * param[i] : grad[i];
-        v[i] = alpha * v[i] + (1.0f - alpha) * (g * g);
-        const float denominator = Torch ? std::sqrt(v[i]) + eps : std::sqrt(v[i] + eps);
-        if (!Momentum) {
-            param[i] -= lr * (g / denominator);
-        } else if (Torch) {
-            buffer[i] = momentum * buffer[i] + g / denominator;
-            param[i] -= lr * buffer[i];
-        } else {
-            buffer[i] = momentum * buffer[i] + lr * g / denominator;
-            param[i] -= buffer[i];
-        }
-    }
-}
-
-template <bool Torch, bool Momentum>
-void rmsprop_chunk(const hb_optimizer& o, int64_t begin, int64_t end, float* param,
-                   const float* grad, float* v, float* buffer) {
-    if (o.weight_decay != 0.0f)
-        rmsprop_chunk<Torch, Momentum, true>(o, begin, end, param, grad, v, buffer);
-    else
-        rmsprop_chunk<Torch, Momentum, false>(o, begin, end, param, grad, v, buffer);
-}
-
-}  // namespace
-
 void rmsprop_update(const hb_optimizer& settings, int64_t count, float* param, const float* grad,
                     float* square_average, float* momentum_buffer, int threads) {
-    const bool torch = settings.variant == HB_RMSPROP_TORCH;
-    const bool momentum = settings.momentum != 0.0f;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t c = 0; c < chunks(count); ++c) {
         const int64_t begin = c * kChunk, end = std::min(count, begin + kChunk);
-        float* v = square_average;
-        float* b = momentum_buffer;
-        if (torch && momentum)
-            rmsprop_chunk<true, true>(settings, begin, end, param, grad, v, b);
-        else if (torch)
-            rmsprop_chunk<true, false>(settings, begin, end, param, grad, v, b);
-        else if (momentum)
-            rmsprop_chunk<false, true>(settings, begin, end, param, grad, v, b);
-        else
-            rmsprop_chunk<false, false>(settings, begin, end, param, grad, v, b);
+        hb::rmsprop_update(settings, begin, end, param, grad, square_average, momentum_buffer);
     }
 }
 

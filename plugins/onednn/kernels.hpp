@@ -22,11 +22,8 @@ void squared_error_gradient(int64_t count, const float* y, const float* target, 
 void add_into(int64_t count, float* dst, const float* src, int threads);
 void copy(int64_t count, float* dst, const float* src, int threads);
 
-// RMSProp (docs/design.md §4) over `count` parameters, in the order of the reference:
-//   g = grad + weight_decay * p;  v = alpha v + (1 - alpha) g^2
-//   torch:      p -= lr g / (sqrt(v) + eps)   momentum: b = m b + g / (sqrt(v) + eps); p -= lr b
-//   tensorflow: p -= lr g / sqrt(v + eps)     momentum: b = m b + lr g / sqrt(v + eps); p -= b
-// `momentum_buffer` is used only with momentum.
+// hb::rmsprop_update (include/hb/rmsprop.hpp) over `count` parameters, in chunks across
+// `threads`. `momentum_buffer` is used only with momentum.
 void rmsprop_update(const hb_optimizer& settings, int64_t count, float* param, const float* grad,
                     float* square_average, float* momentum_buffer, int threads);
 

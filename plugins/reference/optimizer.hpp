@@ -20,11 +20,8 @@ struct RmsPropState {
 template <class T>
 RmsPropState<T> make_rmsprop_state(const hb_optimizer& settings, int64_t elements);
 
-// One update of `count` parameters from their gradients:
-//   g = grad + weight_decay * p;  v = alpha * v + (1 - alpha) * g^2
-//   torch:      p -= lr * g / (sqrt(v) + eps)   (momentum: b = m b + g / (sqrt(v) + eps); p -= lr
-//   b) tensorflow: p -= lr * g / sqrt(v + eps)     (momentum: b = m b + lr g / sqrt(v + eps); p -=
-//   b)
+// One update of `count` parameters from their gradients: hb::rmsprop_update
+// (include/hb/rmsprop.hpp) on ranges of them across the pool.
 template <class T>
 void rmsprop_update(ThreadPool& pool, const hb_optimizer& settings, int64_t count, T* param,
                     const T* grad, RmsPropState<T>& state);
