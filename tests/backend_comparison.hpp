@@ -83,6 +83,7 @@ inline hb_session_desc session_desc(const model::AbiGraph& abi, const hb_optimiz
     desc.placement = placement;
     desc.num_options = static_cast<int32_t>(options.size());
     desc.options = options.data();
+    desc.read_back = 1;  // run_steps reads the gradients after every step
     return desc;
 }
 

@@ -255,6 +255,8 @@ TEST(TensorflowKernels, TheDefaultFollowsTheCpuFeaturesAndTheManifestSaysWhichRa
     EXPECT_EQ(manifest["kernels"],
               expected.on ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)");
     EXPECT_EQ(manifest["onednn_kernels_in_forward"].get<int>() > 0, expected.on);
+    // A timed session is not read back (hb_session_desc.read_back 0): it fetches no gradients.
+    EXPECT_EQ(manifest["gradients_fetched_each_step"], false);
 }
 
 // What TensorFlow logs while it loads ("oneDNN custom operations are on") is kept in the listing's

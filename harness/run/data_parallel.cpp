@@ -78,7 +78,7 @@ void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
     run.batch *= ranks;
     run.flops_per_step *= ranks;
 
-    Training training(std::move(graph), config, entry, library, run);
+    Training training(std::move(graph), config, entry, library, run, job.capture.has_value());
     void* stream = nullptr;
     parallel::CommunicatorSetup setup;
     setup.world = &world;

@@ -72,7 +72,7 @@ void read_manifest(results::BackendRun& run) {
 
 Training::Training(model::Graph model_graph, const config::RunConfig& config,
                    const config::BackendEntry& entry, const PluginLibrary& library,
-                   results::BackendRun& run, bool want_input_gradient)
+                   results::BackendRun& run, bool read_back, bool want_input_gradient)
     : graph(std::move(model_graph)),
       abi_graph(graph),
       state(data::initial_state(graph, config.seed)),
@@ -91,6 +91,7 @@ Training::Training(model::Graph model_graph, const config::RunConfig& config,
     desc.num_options = static_cast<int32_t>(options.size());
     desc.options = options.data();
     desc.input_gradient = input_gradient ? 1 : 0;
+    desc.read_back = read_back ? 1 : 0;
 
     const auto setup_start = Clock::now();
     session = std::make_unique<PluginSession>(library, desc);

@@ -45,9 +45,10 @@ struct Training {
     // Whether each step computes the gradient of its input batch too (write_input_gradient).
     bool input_gradient = false;
 
+    // `read_back`: the gradients will be read after steps (hb_session_desc.read_back);
     // `want_input_gradient`: ask for the input's gradient, where the plugin can give it.
     Training(model::Graph graph, const config::RunConfig& config, const config::BackendEntry& entry,
-             const PluginLibrary& library, results::BackendRun& run,
+             const PluginLibrary& library, results::BackendRun& run, bool read_back = false,
              bool want_input_gradient = false);
 
     // Step k of the run (counting from 0) on its batch; records time, loss and phases.

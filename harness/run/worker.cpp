@@ -220,7 +220,7 @@ results::BackendRun run_job(const WorkerJob& job) {
             time_layer_units(graph, config, entry, library, *job.layer_timing, run);
             return run;
         }
-        Training training(std::move(graph), config, entry, library, run,
+        Training training(std::move(graph), config, entry, library, run, job.capture.has_value(),
                           job.capture.has_value());
         if (job.capture) {
             capture_steps(training, run, job.capture->dir);

@@ -180,6 +180,11 @@ typedef struct hb_session_desc {
      * batch too (read_input_gradient; HB_CAP_INPUT_GRADIENT); 0, as before: the input needs none.
      * A description from an older harness ends before this field (hb::wants_input_gradient). */
     int32_t input_gradient;
+    /* ABI 2.5: 1 when the harness reads the gradients back after steps (harness check's
+     * sessions); 0 in a timed session, which never calls read_gradients: a backend that must
+     * fetch its gradients out of the step (a graph-mode framework) fetches them only when 1. A
+     * description from an older harness ends before this field, and hb::reads_back says 1. */
+    int32_t read_back;
 } hb_session_desc;
 
 typedef struct hb_step_result {

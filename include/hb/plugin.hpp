@@ -75,7 +75,8 @@ public:
 
     // One pointer per tensor, null where that gradient is not wanted (always for the running
     // statistics): the last step's gradient of the loss, before weight decay is added
-    // (announce HB_CAP_GRADIENTS). Called only after a step.
+    // (announce HB_CAP_GRADIENTS). Called only after a step, and only in a session whose
+    // description says the harness reads back (hb::reads_back): a timed session may keep none.
     virtual void read_gradients(float* const* /*gradients*/) {
         throw Error("read_gradients is not supported", HB_UNSUPPORTED);
     }

@@ -123,6 +123,13 @@ inline bool wants_input_gradient(const hb_session_desc& desc) {
     return desc.struct_size >= end && desc.input_gradient != 0;
 }
 
+// Whether the harness reads this session's gradients back (hb_session_desc.read_back): true for
+// a description from a harness older than ABI 2.5, which did not say.
+inline bool reads_back(const hb_session_desc& desc) {
+    constexpr size_t end = offsetof(hb_session_desc, read_back) + sizeof(desc.read_back);
+    return desc.struct_size < end || desc.read_back != 0;
+}
+
 // A session's device: "cpu", or a CUDA device, "cuda" (device 0) or "cuda:N".
 struct DeviceName {
     bool cuda = false;

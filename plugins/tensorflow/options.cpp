@@ -46,6 +46,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.placement = desc.placement;
     s.optimizer = *desc.optimizer;
     s.input_gradient = hb::wants_input_gradient(desc);
+    s.read_back = hb::reads_back(desc);
     return s;
 }
 

@@ -22,6 +22,7 @@ struct Settings {
     bool feed_float64 = false;
     hb_optimizer optimizer{};
     bool input_gradient = false;
+    bool read_back = false;  // the gradients are fetched each step, for read_gradients
 };
 
 // The options parse_settings reads, as the plugin declares them.

@@ -186,12 +186,10 @@ TensorflowSession::Feeds TensorflowSession::batch_feeds(int32_t batch) {
 
 hb::StepResult TensorflowSession::step(int32_t batch) {
     std::vector<TF_Output> fetches{graph_.loss};
-    const bool conformance = settings_.input_gradient;
-    if (conformance) {
+    if (settings_.read_back)
         for (const TF_Output& g : graph_.gradients)
             if (g.oper) fetches.push_back(g);
-        fetches.push_back(graph_.input_gradient);
-    }
+    if (settings_.input_gradient) fetches.push_back(graph_.input_gradient);
     events_.begin_step();
     const int64_t start_ns = events_.enabled() ? epoch_ns() : 0;
     const Feeds f = batch_feeds(batch);
@@ -201,9 +199,11 @@ hb::StepResult TensorflowSession::step(int32_t batch) {
     if (events_.enabled()) record_events(metadata, start_ns);
     hb::StepResult result;
     result.loss = *static_cast<const float*>(TF_TensorData(out[0].get()));
-    if (conformance) {
+    if (settings_.input_gradient) {
         last_input_gradient_ = std::move(out.back());
         out.pop_back();
+    }
+    if (settings_.read_back) {
         last_gradients_.clear();
         for (size_t i = 1; i < out.size(); ++i) last_gradients_.push_back(std::move(out[i]));
     }
@@ -220,10 +220,10 @@ void TensorflowSession::read_state(float* const* tensors) {
 }
 
 void TensorflowSession::read_gradients(float* const* gradients) {
-    if (!settings_.input_gradient)
+    if (!settings_.read_back)
         throw hb::Error(
-            "read_gradients: this tensorflow session fetches its gradients only when asked for "
-            "the input's gradient too (hb_session_desc.input_gradient), as harness check does",
+            "read_gradients: this session fetches no gradients: its description said the harness "
+            "would not read them back (hb_session_desc.read_back 0, a timed session)",
             HB_UNSUPPORTED);
     size_t k = 0;
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
@@ -331,7 +331,7 @@ std::string TensorflowSession::manifest_json() {
         .add("xla_clusters", xla_clusters_)
         .add("graph_ops", ops.str())
         .add("forward_pass_executed", executed.str())
-        .add_bool("gradients_fetched_each_step", settings_.input_gradient);
+        .add_bool("gradients_fetched_each_step", settings_.read_back);
     return m.str();
 }
 
