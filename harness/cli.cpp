@@ -103,13 +103,23 @@ int main_cli(int argc, char** argv) {
     CheckArgs check;
     auto* check_cmd = app.add_subcommand(
         "check", "Prove the backends compute the same training step as a baseline");
-    check_cmd->add_option("config", check.config, "Run config (YAML)")->required();
-    check_cmd->add_option("--backends", check.backends,
-                          "Comma-separated backend names from the config (default: all)");
-    check_cmd->add_option("--baseline", check.baseline,
-                          "The backend compared against: a config entry's name or a plugin name "
-                          "(run on cpu with its defaults); default: reference-fp64, the "
-                          "reference plugin in float64");
+    auto* check_config =
+        check_cmd->add_option("config", check.config, "Run config (YAML); not with --suite");
+    auto* check_backends =
+        check_cmd->add_option("--backends", check.backends,
+                              "Comma-separated backend names from the config (default: all)");
+    auto* check_baseline = check_cmd->add_option(
+        "--baseline", check.baseline,
+        "The backend compared against: a config entry's name or a plugin name (run on cpu with its "
+        "defaults); default: reference-fp64, the reference plugin in float64");
+    auto* check_suite =
+        check_cmd->add_option("--suite", check.suite,
+                              "Instead of a config: check this plugin, with its defaults, on "
+                              "every check config and layer by layer on check.yaml, and say "
+                              "whether it is conformant (docs/conformance.md)");
+    check_cmd->add_option("--device", check.device, "The device of --suite")
+        ->needs(check_suite)
+        ->capture_default_str();
     check_cmd->add_option("--steps", check.steps, "Training steps compared")
         ->check(count_in(1, 1000))
         ->capture_default_str();
@@ -123,6 +133,10 @@ int main_cli(int argc, char** argv) {
                          "tolerances: those whose names this POSIX extended regex matches (none or "
                          "empty: every one); no verdict is recorded")
             ->expected(0, 1);
+    auto* check_json = check_cmd->get_option("--json");
+    for (CLI::Option* option :
+         {check_config, check_backends, check_baseline, check_layers_opt, check_json})
+        check_suite->excludes(option);
 
     ReportArgs report;
     auto* report_cmd =
@@ -271,6 +285,11 @@ int main_cli(int argc, char** argv) {
         return run_command(run);
     }
     if (*check_cmd) {
+        if (check.suite) return check_suite_command(check);
+        if (check.config.empty()) {
+            std::fprintf(stderr, "harness check: a config is required, or --suite PLUGIN\n");
+            return kExitUsage;
+        }
         if (*check_layers_opt) check.layers = check_layers;
         return check_command(check);
     }

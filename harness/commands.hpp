@@ -34,8 +34,13 @@ struct CheckArgs {
     // (docs/conformance.md "Layer by layer"); no verdict is recorded.
     std::optional<std::string> layers;
     bool quiet = false;  // no progress line on a terminal
+    // Set (and `config` empty): the conformance suite of this plugin (check/suite.hpp), its
+    // entry on `device`.
+    std::optional<std::string> suite;
+    std::string device = "cpu";
 };
 int check_command(const CheckArgs& args);
+int check_suite_command(const CheckArgs& args);
 
 struct ReportArgs {
     std::vector<std::string> csvs;

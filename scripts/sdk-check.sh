@@ -3,8 +3,8 @@
 # build folder to a new prefix; checks that the installed harness lists every installed plugin,
 # loaded, without HARNESS_PLUGIN_PATH, and loads its installed communicator mpi; builds a copy of
 # the reference plugin's sources with docs/examples/out-of-tree/ as the plugin `tutorial`, against
-# that prefix alone; and checks it with the installed harness against the installed reference
-# (`harness check`, which must pass).
+# that prefix alone; and runs the conformance suite on it with the installed harness and its
+# installed check configs (`harness check --suite tutorial`, which must say CONFORMANT).
 #
 #   scripts/sdk-check.sh BUILD
 #
@@ -61,7 +61,11 @@ package=$(sed -n 's/^HarnessSDK_DIR:PATH=//p' "$tutorial/build/CMakeCache.txt")
 [[ $package == "$prefix/lib/cmake/HarnessSDK" ]] ||
   fail "HarnessSDK was found in $package, not in $prefix/lib/cmake/HarnessSDK"
 
-echo "== HARNESS_PLUGIN_PATH=$tutorial/build harness check $tutorial/check.yaml"
-HARNESS_PLUGIN_PATH=$tutorial/build "$prefix/bin/harness" check "$tutorial/check.yaml" ||
-  fail "the plugin tutorial does not pass harness check against the installed reference"
+echo "== HARNESS_PLUGIN_PATH=$tutorial/build harness check --suite tutorial"
+[[ -f $prefix/share/harness/configs/check.yaml ]] || fail "no $prefix/share/harness/configs"
+suite=$(HARNESS_PLUGIN_PATH=$tutorial/build "$prefix/bin/harness" check --suite tutorial --quiet) ||
+  { echo "$suite"; fail "the plugin tutorial is not conformant"; }
+sed -n '/^suite: /,$p' <<<"$suite"
+grep -q "^suite: plugin tutorial on cpu, 2 steps, the check configs of $prefix/share/harness/configs$" \
+  <<<"$suite" || fail "the installed harness did not take its installed check configs"
 echo "sdk-check: the installed harness, its plugins and the out-of-tree plugin tutorial: pass"

@@ -1,0 +1,51 @@
+// `harness check --suite PLUGIN` (docs/conformance.md "The suite"): what it means for a plugin to
+// be conformant. The suite is every check config in the harness's config folder (check*.yaml, but
+// not the data-parallel ones) with its backends replaced by the one plugin, and the layer checks
+// of check.yaml; a plugin is conformant when no part mismatches or fails.
+#pragma once
+
+#include "check/check_runner.hpp"
+#include "check/layer_check.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace harness::check {
+
+// The check configs shipped with the harness: share/harness/configs beside an installed `bin/`
+// harness, else the source tree's configs/ the harness was built from. Throws when neither exists.
+std::filesystem::path check_config_folder();
+
+struct SuitePart {
+    std::string label;             // "check-tiny", or "check --layers" for the layer checks
+    std::filesystem::path config;  // the shipped config the part runs
+    bool layers = false;           // every layer configuration alone, not the whole step
+};
+
+// The parts, in order: each check*.yaml of `folder` without a `parallel` section, by name, then
+// the layer checks of check.yaml. Throws when the folder has no check.yaml.
+std::vector<SuitePart> suite_parts(const std::filesystem::path& folder);
+
+// The one backend the suite checks: an entry named after its plugin, with the plugin's defaults.
+struct SuiteBackend {
+    std::string plugin;
+    std::string device = "cpu";
+};
+
+// `text` (the config file `source`) with its `backends` section, which must be its last
+// top-level key, replaced by `backend` alone. Throws std::invalid_argument naming `source`
+// otherwise, and for a plugin or device name YAML would have to escape.
+std::string suite_config(const std::string& text, const std::string& source,
+                         const SuiteBackend& backend);
+
+// One part's result for the suite's backend.
+struct PartResult {
+    std::string verdict;  // PASS, MISMATCH, FAILED, SKIPPED, or BASELINE FAILED
+    std::string detail;   // the worst quantity over its tolerance, or why it did not pass
+};
+
+PartResult part_result(const CheckOutcome& outcome);
+PartResult part_result(const LayerCheckOutcome& outcome);
+
+}  // namespace harness::check
