@@ -19,10 +19,10 @@
 #include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "hb/profile.hpp"
+#include "hb/rmsprop.hpp"
 #include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
 #include "network.hpp"
-#include "optimizer.hpp"
 #include "session.hpp"
 #include "thread_pool.hpp"
 
@@ -292,22 +292,21 @@ void add_tensors(const Graph& graph, const std::vector<Tensors>& a, const std::v
 // The parameters after `steps` updates by the reference's RMSProp from the initial state, fed
 // with the gradients `run` read back after each of its steps.
 Tensors replay_reference_optimizer(const SessionSetup& setup, const TrainingRun& run, int steps) {
-    reference::ThreadPool pool(1);
+    const hb_optimizer& o = setup.optimizer;
     Tensors params = setup.problem->state;
-    std::vector<reference::RmsPropState<float>> state;
+    Tensors v, b;
     size_t k = 0;
     for (size_t i = 0; i < params.size(); ++i) {
-        state.push_back(reference::make_rmsprop_state<float>(
-            setup.optimizer, static_cast<int64_t>(params[i].size())));
+        v.emplace_back(params[i].size(), o.initial_square_average);
+        b.emplace_back(params[i].size(), 0.0f);
         if (setup.problem->graph.tensors[i].trainable() && !setup.square_averages.empty())
-            state.back().square_average = setup.square_averages[k++];
+            v.back() = setup.square_averages[k++];
     }
     for (int s = 0; s < steps; ++s)
         for (size_t i = 0; i < params.size(); ++i)
             if (setup.problem->graph.tensors[i].trainable())
-                reference::rmsprop_update(pool, setup.optimizer,
-                                          static_cast<int64_t>(params[i].size()), params[i].data(),
-                                          run.gradients[s][i].data(), state[i]);
+                hb::rmsprop_update(o, 0, static_cast<int64_t>(params[i].size()), params[i].data(),
+                                   run.gradients[s][i].data(), v[i].data(), b[i].data());
     return params;
 }
 

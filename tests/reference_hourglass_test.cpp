@@ -29,6 +29,18 @@ HourglassSpec tiny_spec() {
     return harness::testing::tiny_hourglass();
 }
 
+// The reference's network on a host state of its own, as its session builds them.
+template <class T>
+struct Executor {
+    Executor(const hb_graph& source, ThreadPool& pool)
+        : graph(hb::import_graph(source, {"reference", true})),
+          state(graph, hb_optimizer{}),
+          network(graph, state, pool) {}
+    hb::Graph graph;
+    hb::HostState<T> state;
+    Network<T> network;
+};
+
 std::vector<double> to_double(const std::vector<float>& v) {
     return {v.begin(), v.end()};
 }
@@ -42,7 +54,8 @@ TEST(ReferenceHourglass, GradientsOfEveryTensorMatchFiniteDifferences) {
     const std::vector<double> target = to_double(batches.targets[0]);
 
     ThreadPool pool(2);
-    Network<double> network(*abi.get(), pool);
+    Executor<double> executor(*abi.get(), pool);
+    Network<double>& network = executor.network;
     ASSERT_EQ(network.num_tensors(), static_cast<int>(state.size()));
     for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
 
@@ -83,7 +96,8 @@ TEST(ReferenceHourglass, TheInputsGradientMatchesFiniteDifferences) {
     const std::vector<double> target = to_double(batches.targets[0]);
 
     ThreadPool pool(2);
-    Network<double> network(*abi.get(), pool);
+    Executor<double> executor(*abi.get(), pool);
+    Network<double>& network = executor.network;
     for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
     network.set_input_gradient(true);
     network.forward(input.data(), target.data());
@@ -198,7 +212,8 @@ TEST(ReferenceSession, Float32StepAgreesWithDoublePrecision) {
     const auto state = harness::data::initial_state(graph, 7);
     const auto batches = harness::data::make_batches(graph, 7, 2);
     ThreadPool pool(2);
-    Network<double> network(*abi.get(), pool);
+    Executor<double> executor(*abi.get(), pool);
+    Network<double>& network = executor.network;
     for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
     const std::vector<double> input = to_double(batches.inputs[0]);
     const std::vector<double> target = to_double(batches.targets[0]);
@@ -235,7 +250,7 @@ TEST(ReferenceNetwork, RejectsInconsistentGraphsNamingTheLayer) {
         hb_graph g = *abi.get();
         g.layers = layers.data();
         try {
-            Network<float> network(g, pool);
+            const Executor<float> executor(g, pool);
         } catch (const hb::Error& e) {
             return std::string(e.what());
         }

@@ -4,7 +4,6 @@
 #include "gemm.hpp"
 #include "hb/plugin.hpp"
 #include "layers.hpp"
-#include "optimizer.hpp"
 #include "thread_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -475,83 +474,6 @@ TEST(ReferenceMseLoss, ForwardAndBackward) {
     std::vector<double> dy(y.size(), 0.0);
     mse_loss_backward(pool, n, y.data(), t.data(), weight, dy.data());
     expect_gradient("dy", y, dy, [&] { return mse_loss_forward(n, y.data(), t.data(), weight); });
-}
-
-// ---------------------------------------------------------------------------------- RMSProp
-
-hb_optimizer rmsprop(hb_rmsprop_variant variant, float momentum, float weight_decay) {
-    hb_optimizer o{};
-    o.variant = variant;
-    o.learning_rate = 0.01f;
-    o.alpha = 0.9f;
-    o.eps = variant == HB_RMSPROP_TORCH ? 1e-8f : 1e-10f;
-    o.momentum = momentum;
-    o.weight_decay = weight_decay;
-    o.initial_square_average = variant == HB_RMSPROP_TORCH ? 0.0f : 1.0f;
-    return o;
-}
-
-// Two steps of every variant, written out for one parameter.
-TEST(ReferenceRmsProp, TorchVariantMatchesHandComputation) {
-    ThreadPool pool(1);
-    const hb_optimizer o = rmsprop(HB_RMSPROP_TORCH, 0, 0);
-    RmsPropState<double> state = make_rmsprop_state<double>(o, 1);
-    double p = 1.0;
-    const double g1 = 0.5, g2 = -0.2;
-    const double lr = o.learning_rate, a = o.alpha, eps = o.eps;
-    rmsprop_update(pool, o, 1, &p, &g1, state);
-    double v = (1 - a) * g1 * g1;  // v starts at 0
-    double expected = 1.0 - lr * g1 / (std::sqrt(v) + eps);
-    EXPECT_NEAR(state.square_average[0], v, 1e-15);
-    EXPECT_NEAR(p, expected, 1e-12);
-    rmsprop_update(pool, o, 1, &p, &g2, state);
-    v = a * v + (1 - a) * g2 * g2;
-    expected -= lr * g2 / (std::sqrt(v) + eps);
-    EXPECT_NEAR(p, expected, 1e-12);
-}
-
-TEST(ReferenceRmsProp, TensorflowVariantMatchesHandComputation) {
-    ThreadPool pool(1);
-    const hb_optimizer o = rmsprop(HB_RMSPROP_TENSORFLOW, 0, 0);
-    RmsPropState<double> state = make_rmsprop_state<double>(o, 1);
-    EXPECT_EQ(state.square_average[0], 1.0);
-    double p = 1.0;
-    const double g1 = 0.5, g2 = -0.2;
-    const double lr = o.learning_rate, a = o.alpha, eps = o.eps;
-    rmsprop_update(pool, o, 1, &p, &g1, state);
-    double v = a * 1.0 + (1 - a) * g1 * g1;  // v starts at 1
-    double expected = 1.0 - lr * g1 / std::sqrt(v + eps);
-    EXPECT_NEAR(p, expected, 1e-12);
-    rmsprop_update(pool, o, 1, &p, &g2, state);
-    v = a * v + (1 - a) * g2 * g2;
-    expected -= lr * g2 / std::sqrt(v + eps);
-    EXPECT_NEAR(p, expected, 1e-12);
-}
-
-TEST(ReferenceRmsProp, MomentumAndWeightDecay) {
-    ThreadPool pool(1);
-    const double g1 = 0.5, g2 = -0.2;
-    for (hb_rmsprop_variant variant : {HB_RMSPROP_TORCH, HB_RMSPROP_TENSORFLOW}) {
-        const hb_optimizer o = rmsprop(variant, 0.8f, 0.1f);
-        const bool torch = variant == HB_RMSPROP_TORCH;
-        const double lr = o.learning_rate, a = o.alpha, eps = o.eps;
-        const double m = o.momentum, wd = o.weight_decay;
-        RmsPropState<double> state = make_rmsprop_state<double>(o, 1);
-        double p = 1.0, expected = 1.0, v = o.initial_square_average, buffer = 0;
-        for (double grad : {g1, g2}) {
-            rmsprop_update(pool, o, 1, &p, &grad, state);
-            const double g = grad + wd * expected;
-            v = a * v + (1 - a) * g * g;
-            if (torch) {
-                buffer = m * buffer + g / (std::sqrt(v) + eps);
-                expected -= lr * buffer;
-            } else {
-                buffer = m * buffer + lr * g / std::sqrt(v + eps);
-                expected -= buffer;
-            }
-            EXPECT_NEAR(p, expected, 1e-12) << (torch ? "torch" : "tensorflow");
-        }
-    }
 }
 
 }  // namespace

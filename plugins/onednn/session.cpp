@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include "hb/host_state.hpp"
 #include "hb/phase_timer.hpp"
 
 #include <omp.h>
@@ -54,12 +55,9 @@ void OnednnSession::load_state(const float* const* tensors) {
 
 void OnednnSession::load_optimizer_state(const float* const* square_averages) {
     use_threads();
-    const Graph& graph = network_.graph();
-    size_t k = 0;
-    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-        if (!graph.tensors[t].trainable) continue;
-        network_.load_square_average(t, square_averages[k++]);
-    }
+    const std::vector<int> slots = hb::trainable_slots(network_.graph());
+    for (int t = 0; t < static_cast<int>(slots.size()); ++t)
+        if (slots[t] >= 0) network_.load_square_average(t, square_averages[slots[t]]);
 }
 
 void OnednnSession::set_batches(int32_t count, const float* const* inputs,

@@ -8,19 +8,15 @@
 namespace reference {
 
 template <class T>
-Network<T>::Network(const hb_graph& source, ThreadPool& pool, TileKernel kernel)
-    : pool_(pool), gemm_(pool, kernel) {
-    const hb::Graph graph = hb::import_graph(source, {"reference", true});
+Network<T>::Network(const hb::Graph& graph, hb::HostState<T>& state, ThreadPool& pool,
+                    TileKernel kernel)
+    : state_(state), pool_(pool), gemm_(pool, kernel) {
     auto dims = [](const hb::Dims& d) { return Dims{d.n, d.c, d.h, d.w}; };
     input_ = graph.input;
     target_dims_ = dims(graph.target);
     for (const hb::Dims& d : graph.values) value_dims_.push_back(dims(d));
-    for (const hb::Tensor& t : graph.tensors) {
-        const auto elements = static_cast<size_t>(t.elements);
+    for (const hb::Tensor& t : graph.tensors)
         tensor_info_.push_back({t.name, t.trainable, t.elements, t.layer});
-        tensors_.emplace_back(elements, T(0));
-        gradients_.emplace_back(t.trainable ? elements : 0, T(0));
-    }
     for (const hb::Layer& l : graph.layers) {
         Layer layer(l);
         if (l.kind == HB_LAYER_CONV2D)
@@ -30,7 +26,7 @@ Network<T>::Network(const hb_graph& source, ThreadPool& pool, TileKernel kernel)
         layers_.push_back(std::move(layer));
     }
     const int num_layers = static_cast<int>(layers_.size());
-    std::vector<int> first_user(tensors_.size(), num_layers);
+    std::vector<int> first_user(tensor_info_.size(), num_layers);
     for (int l = num_layers - 1; l >= 0; --l) {
         const Layer& layer = layers_[static_cast<size_t>(l)];
         for (int t : {layer.weight, layer.bias, layer.running_mean, layer.running_var})
@@ -161,13 +157,14 @@ void Network<T>::backward(const std::function<void(int)>& final) {
     if (!forward_done_) throw hb::Error("backward: no forward pass to differentiate");
     {
         const hb::EventLog::Scope event(events_, "gradient zeroing", -1, HB_PHASE_OTHER);
-        for (auto& g : gradients_) std::fill(g.begin(), g.end(), T(0));
+        for (int t = 0; t < num_tensors(); ++t)
+            std::fill(gradient(t).begin(), gradient(t).end(), T(0));
     }
     size_t next = 0;
     const auto complete_from = [&](int layer) {
         for (; next < completed_by_.size() && completed_by_[next] >= layer; ++next) {
             const int tensor = gradient_order_[next], user = completed_by_[next];
-            round_randomly_at(site(user, 2, tensor), gradients_[static_cast<size_t>(tensor)], 1);
+            round_randomly_at(site(user, 2, tensor), gradient(tensor), 1);
             if (final) final(static_cast<int>(next));
         }
     };
@@ -322,8 +319,6 @@ template <class T>
 uint64_t Network<T>::allocated_bytes() const {
     uint64_t elements = workspace_.size();
     for (const auto& v : values_) elements += v.size();
-    for (const auto& t : tensors_) elements += t.size();
-    for (const auto& g : gradients_) elements += g.size();
     elements += input_gradient_.size();
     uint64_t bytes =
         elements * sizeof(T) + gradient_pool_.allocated_bytes() + gemm_.scratch_bytes();

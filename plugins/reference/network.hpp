@@ -5,6 +5,7 @@
 #include "buffer_pool.hpp"
 #include "gemm.hpp"
 #include "hb/graph.hpp"
+#include "hb/host_state.hpp"
 #include "hb/profile.hpp"
 #include "layers.hpp"
 #include "random_rounding.hpp"
@@ -27,18 +28,16 @@ struct TensorInfo {
 template <class T>
 class Network {
 public:
-    // Copies what it needs from `graph`, checked by hb::import_graph (include/hb/graph.hpp):
-    // shapes, tensor references, SSA order. Throws hb::Error naming the offending layer.
-    Network(const hb_graph& graph, ThreadPool& pool, TileKernel kernel = fastest_tile_kernel<T>());
+    // Copies what it needs from `graph` (hb::import_graph's, include/hb/graph.hpp); computes with
+    // the tensors of `state` and writes its gradients there.
+    Network(const hb::Graph& graph, hb::HostState<T>& state, ThreadPool& pool,
+            TileKernel kernel = fastest_tile_kernel<T>());
 
-    int num_tensors() const { return static_cast<int>(tensors_.size()); }
+    int num_tensors() const { return state_.num_tensors(); }
     const TensorInfo& tensor_info(int i) const { return tensor_info_[i]; }
-    std::vector<T>& tensor(int i) { return tensors_[i]; }
-    const std::vector<T>& tensor(int i) const { return tensors_[i]; }
-    // The gradient of a trainable tensor after backward(); empty for running statistics. Its
-    // storage is allocated once, with the network.
-    std::vector<T>& gradient(int i) { return gradients_[i]; }
-    const std::vector<T>& gradient(int i) const { return gradients_[i]; }
+    std::vector<T>& tensor(int i) { return state_.tensor(i); }
+    // The gradient of a trainable tensor after backward(); empty for running statistics.
+    std::vector<T>& gradient(int i) { return state_.gradient(i); }
     // The trainable tensors in the order backward() completes their gradients: those no layer
     // uses, then by the first layer that uses them, last first.
     const std::vector<int>& gradient_order() const { return gradient_order_; }
@@ -73,7 +72,7 @@ public:
     int pointwise_convolutions() const;
     int im2col_convolutions() const;
     uint64_t workspace_bytes() const { return workspace_.size() * sizeof(T); }
-    // Every buffer this network allocated: values, tensors, gradients, scratch (at their peak).
+    // Every buffer this network allocated: values, scratch (at their peak); not the state's.
     uint64_t allocated_bytes() const;
 
 private:
@@ -100,12 +99,13 @@ private:
     double forward_sums(const Layer& layer) const;
     double input_gradient_sums(const Layer& layer) const;
     void backward_layer(int index);
-    T* tensor_data(int i) { return i < 0 ? nullptr : tensors_[i].data(); }
-    T* gradient_data(int i) { return i < 0 ? nullptr : gradients_[i].data(); }
+    T* tensor_data(int i) { return i < 0 ? nullptr : state_.tensor(i).data(); }
+    T* gradient_data(int i) { return i < 0 ? nullptr : state_.gradient(i).data(); }
     // The gradient buffer of value v (zeroed when first used); null for the graph's input unless
     // its gradient is wanted.
     T* value_gradient(int v);
 
+    hb::HostState<T>& state_;
     ThreadPool& pool_;
     Gemm<T> gemm_;
     std::vector<Layer> layers_;
@@ -114,7 +114,6 @@ private:
     std::vector<std::vector<T>> value_gradients_;  // live only during backward()
     BufferPool<T> gradient_pool_;
     std::vector<TensorInfo> tensor_info_;
-    std::vector<std::vector<T>> tensors_, gradients_;
     std::vector<int> gradient_order_;
     std::vector<int> completed_by_;  // per gradient_order() entry: the layer that completes it
     std::vector<T> workspace_;

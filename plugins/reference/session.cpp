@@ -8,14 +8,6 @@
 #include <type_traits>
 
 namespace reference {
-namespace {
-
-template <class From, class To>
-void convert(const From* from, size_t n, To* to) {
-    std::transform(from, from + n, to, [](From x) { return static_cast<To>(x); });
-}
-
-}  // namespace
 
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
@@ -81,50 +73,32 @@ ReferenceSessionOf<T>::ReferenceSessionOf(const hb_session_desc& desc)
 
 template <class T>
 ReferenceSessionOf<T>::ReferenceSessionOf(const hb_session_desc& desc, const Settings& settings)
-    : settings_(settings), pool_(settings_.threads), network_(*desc.graph, pool_, settings_.kernel) {
+    : settings_(settings),
+      pool_(settings_.threads),
+      graph_(hb::import_graph(*desc.graph, {"reference", true})),
+      state_(graph_, settings_.optimizer),
+      network_(graph_, state_, pool_, settings_.kernel) {
     network_.set_input_gradient(hb::wants_input_gradient(desc));
     network_.set_random_rounding(settings_.rounding);
-    for (int i = 0; i < network_.num_tensors(); ++i) {
-        const TensorInfo& t = network_.tensor_info(i);
-        optimizer_state_.push_back(t.trainable
-                                       ? make_rmsprop_state<T>(settings_.optimizer, t.elements)
-                                       : RmsPropState<T>{});
-    }
 }
 
 template <class T>
 void ReferenceSessionOf<T>::load_state(const float* const* tensors) {
-    for (int i = 0; i < network_.num_tensors(); ++i) {
-        std::vector<T>& t = network_.tensor(i);
-        convert(tensors[i], t.size(), t.data());
-    }
+    state_.load_state(tensors);
 }
 
 template <class T>
 void ReferenceSessionOf<T>::load_optimizer_state(const float* const* square_averages) {
-    size_t k = 0;
-    for (int i = 0; i < network_.num_tensors(); ++i) {
-        if (!network_.tensor_info(i).trainable) continue;
-        const float* source = square_averages[k++];
-        std::vector<T>& v = optimizer_state_[i].square_average;
-        convert(source, v.size(), v.data());
-    }
+    state_.load_optimizer_state(square_averages);
 }
 
 template <class T>
 void ReferenceSessionOf<T>::set_batches(int32_t count, const float* const* inputs,
                                       const float* const* targets) {
-    const auto input_size = static_cast<size_t>(network_.input_elements());
-    const auto target_size = static_cast<size_t>(network_.target_elements());
-    inputs_.clear();
-    targets_.clear();
-    for (int32_t b = 0; b < count; ++b) {
-        inputs_.emplace_back(inputs[b], inputs[b] + input_size);
-        targets_.emplace_back(targets[b], targets[b] + target_size);
-    }
+    state_.set_batches(count, inputs, targets);
     if (settings_.placement == HB_PLACEMENT_HOST) {
-        staged_input_.resize(input_size);
-        staged_target_.resize(target_size);
+        staged_input_.resize(state_.input(0).size());
+        staged_target_.resize(state_.target(0).size());
     }
 }
 
@@ -133,7 +107,7 @@ std::vector<hb_gradient_buffer> ReferenceSessionOf<T>::gradient_buffers() {
     std::vector<hb_gradient_buffer> buffers;
     if constexpr (std::is_same_v<T, float>) {
         for (int t : network_.gradient_order()) {
-            std::vector<float>& g = network_.gradient(t);
+            std::vector<float>& g = state_.gradient(t);
             buffers.push_back({t, HB_MEMORY_HOST, g.data(), static_cast<int64_t>(g.size())});
         }
         return buffers;
@@ -146,20 +120,19 @@ std::vector<hb_gradient_buffer> ReferenceSessionOf<T>::gradient_buffers() {
 
 template <class T>
 hb::StepResult ReferenceSessionOf<T>::forward_backward(int32_t batch,
-                                                     const hb::GradientReady& ready) {
-    const auto b = static_cast<size_t>(batch);
+                                                       const hb::GradientReady& ready) {
     hb::EventLog& events = network_.event_log();
     events.begin_step();
 
     hb::PhaseTimer timer;
-    const T* input = inputs_[b].data();
-    const T* target = targets_[b].data();
+    const T* input = state_.input(batch).data();
+    const T* target = state_.target(batch).data();
     if (settings_.placement == HB_PLACEMENT_HOST) {
         // The batch comes from host memory each step, as a user's data loader would hand it over:
         // the copy host placement times, a device backend's copy to the device, so a transfer.
         const hb::EventLog::Scope event(events, "batch staging", -1, HB_PHASE_TRANSFER);
-        std::copy(inputs_[b].begin(), inputs_[b].end(), staged_input_.begin());
-        std::copy(targets_[b].begin(), targets_[b].end(), staged_target_.begin());
+        std::copy_n(input, staged_input_.size(), staged_input_.begin());
+        std::copy_n(target, staged_target_.size(), staged_target_.begin());
         input = staged_input_.data();
         target = staged_target_.data();
     }
@@ -174,14 +147,13 @@ hb::StepResult ReferenceSessionOf<T>::forward_backward(int32_t batch,
 template <class T>
 hb::StepResult ReferenceSessionOf<T>::apply_update() {
     hb::PhaseTimer timer;
-    for (int i = 0; i < network_.num_tensors(); ++i) {
-        const TensorInfo& info = network_.tensor_info(i);
-        if (!info.trainable) continue;
-        const hb::EventLog::Scope event(network_.event_log(), "rmsprop_update", info.layer,
-                                        HB_PHASE_UPDATE);
-        std::vector<T>& p = network_.tensor(i);
-        rmsprop_update(pool_, settings_.optimizer, static_cast<int64_t>(p.size()), p.data(),
-                       network_.gradient(i).data(), optimizer_state_[i]);
+    for (int t = 0; t < state_.num_tensors(); ++t) {
+        if (!state_.trainable(t)) continue;
+        const hb::EventLog::Scope event(network_.event_log(), "rmsprop_update",
+                                        network_.tensor_info(t).layer, HB_PHASE_UPDATE);
+        const auto count = static_cast<int64_t>(state_.tensor(t).size());
+        parallel_for(pool_, count, 1 << 15,
+                     [&](int64_t begin, int64_t end) { state_.update(t, begin, end); });
     }
     hb::StepResult result;
     result.optimizer_ms = timer.lap();
@@ -190,35 +162,24 @@ hb::StepResult ReferenceSessionOf<T>::apply_update() {
 
 template <class T>
 void ReferenceSessionOf<T>::read_state(float* const* tensors) {
-    for (int i = 0; i < network_.num_tensors(); ++i) {
-        const std::vector<T>& t = network_.tensor(i);
-        convert(t.data(), t.size(), tensors[i]);
-    }
+    state_.read_state(tensors);
 }
 
 template <class T>
 void ReferenceSessionOf<T>::read_gradients(float* const* gradients) {
-    for (int i = 0; i < network_.num_tensors(); ++i) {
-        if (!network_.tensor_info(i).trainable || !gradients[i]) continue;
-        const std::vector<T>& g = network_.gradient(i);
-        convert(g.data(), g.size(), gradients[i]);
-    }
+    state_.read_gradients(gradients);
 }
 
 template <class T>
 void ReferenceSessionOf<T>::read_input_gradient(float* gradient) {
     const std::vector<T>& g = network_.input_gradient();
-    convert(g.data(), g.size(), gradient);
+    std::transform(g.begin(), g.end(), gradient, [](T x) { return static_cast<float>(x); });
 }
 
 template <class T>
 uint64_t ReferenceSessionOf<T>::peak_memory_bytes() {
-    uint64_t elements = staged_input_.size() + staged_target_.size();
-    for (const auto& s : optimizer_state_)
-        elements += s.square_average.size() + s.momentum_buffer.size();
-    for (const auto& b : inputs_) elements += b.size();
-    for (const auto& b : targets_) elements += b.size();
-    return network_.allocated_bytes() + elements * sizeof(T);
+    return network_.allocated_bytes() + state_.bytes() +
+           (staged_input_.size() + staged_target_.size()) * sizeof(T);
 }
 
 template <class T>

@@ -3,9 +3,10 @@
 // The ABI hands over and reads back float32 whatever T is.
 #pragma once
 
+#include "hb/graph.hpp"
+#include "hb/host_state.hpp"
 #include "hb/plugin.hpp"
 #include "network.hpp"
-#include "optimizer.hpp"
 #include "thread_pool.hpp"
 
 #include <cstdint>
@@ -65,9 +66,10 @@ public:
 private:
     Settings settings_;
     ThreadPool pool_;
+    hb::Graph graph_;
+    // Parameters, running statistics, gradients, RMSProp's state and the batches.
+    hb::HostState<T> state_;
     Network<T> network_;
-    std::vector<RmsPropState<T>> optimizer_state_;  // per tensor; empty for running statistics
-    std::vector<std::vector<T>> inputs_, targets_;
     std::vector<T> staged_input_, staged_target_;  // host placement: this step's batch
 };
 

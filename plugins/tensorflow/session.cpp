@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include "hb/host_state.hpp"
 #include "hb/json.hpp"
 #include "hb/manifest.hpp"
 #include "kernels.hpp"
@@ -102,13 +103,13 @@ void TensorflowSession::load_state(const float* const* tensors) {
 }
 
 void TensorflowSession::load_optimizer_state(const float* const* square_averages) {
-    size_t k = 0;
+    const std::vector<int> slots = hb::trainable_slots(ir_);
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
-        const hb::Tensor& t = ir_.tensors[i];
-        if (!t.trainable) continue;
+        if (slots[i] < 0) continue;
         const Variable& v = graph_.square_average[i];
         TensorPtr value = float_tensor(v.shape, nullptr);
-        oihw_to_hwio(t, square_averages[k++], static_cast<float*>(TF_TensorData(value.get())));
+        oihw_to_hwio(ir_.tensors[i], square_averages[slots[i]],
+                     static_cast<float*>(TF_TensorData(value.get())));
         assign(v, value.get(), "load_optimizer_state");
     }
 }
@@ -225,10 +226,10 @@ void TensorflowSession::read_gradients(float* const* gradients) {
             "read_gradients: this session fetches no gradients: its description said the harness "
             "would not read them back (hb_session_desc.read_back 0, a timed session)",
             HB_UNSUPPORTED);
-    size_t k = 0;
+    const std::vector<int> slots = hb::trainable_slots(ir_);
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
-        if (!ir_.tensors[i].trainable) continue;
-        const TensorPtr& g = last_gradients_.at(k++);
+        if (slots[i] < 0) continue;
+        const TensorPtr& g = last_gradients_.at(size_t(slots[i]));
         if (gradients[i])
             hwio_to_oihw(ir_.tensors[i], static_cast<const float*>(TF_TensorData(g.get())),
                          gradients[i]);
