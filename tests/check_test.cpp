@@ -6,6 +6,7 @@
 #include "check/layer_check.hpp"
 #include "config/config.hpp"
 #include "harness_process.hpp"
+#include "hb/manifest.hpp"
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
 #include "results/csv_reader.hpp"
@@ -19,6 +20,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 namespace {
@@ -169,6 +171,11 @@ TEST(Comparison, ReducedPrecisionIsLooserAndLabelled) {
     auto candidate = baseline;
     candidate.gradients["conv.weight"][3] *= 1.01f;
     EXPECT_TRUE(compare(candidate, baseline, tf32).pass);
+}
+
+TEST(Comparison, EveryMathModeAManifestMayNameHasATolerance) {
+    for (hb::Math m : hb::kMathModes) EXPECT_NO_THROW(tolerance_for(hb::to_string(m)));
+    EXPECT_THROW(tolerance_for("fp8"), std::logic_error);
 }
 
 TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientFloor) {
