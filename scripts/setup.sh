@@ -12,6 +12,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build git
+  # The compiler launcher when present (CMakeLists.txt): a fresh clone recompiles only what changed.
+  ccache
   libyaml-cpp-dev libboost-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # Google Benchmark's compare.py reads `harness layers --json` (tests/layers_test.cpp runs it);

@@ -6,6 +6,7 @@
 #include "config/config.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
+#include "test_paths.hpp"
 
 #include <cstdlib>
 #include <string>

@@ -10,6 +10,7 @@
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
 #include "results/csv_reader.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

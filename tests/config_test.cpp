@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 #include "config/printable.hpp"
 #include "config/sha256.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -14,6 +14,7 @@
 #include "layers.hpp"
 #include "loaded_plugin.hpp"
 #include "plan.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // The checks of the machine's state when `harness run` starts: each on a fake /sys and /proc tree
 // or a fake NVML answer, and NVML itself where there is none or a library that is not it.
 #include "run/environment.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

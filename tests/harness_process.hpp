@@ -2,6 +2,8 @@
 // from the outside (exit codes, messages, files written).
 #pragma once
 
+#include "test_paths.hpp"
+
 #include <sys/wait.h>
 
 #include <array>

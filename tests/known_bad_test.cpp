@@ -4,6 +4,7 @@
 // it cannot touch within them; the defect-free build of the same executor, the reference and
 // every CPU backend that is built must pass the same configs.
 #include "harness_process.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

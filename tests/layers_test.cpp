@@ -3,6 +3,7 @@
 #include "harness_process.hpp"
 #include "results/csv_reader.hpp"
 #include "results/layer_table.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

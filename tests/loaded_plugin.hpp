@@ -4,6 +4,7 @@
 #pragma once
 
 #include "hb/plugin.h"
+#include "test_paths.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

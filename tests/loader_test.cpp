@@ -6,6 +6,7 @@
 #include "run/plugin_library.hpp"
 #include "run/plugin_listing.hpp"
 #include "run/provenance.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

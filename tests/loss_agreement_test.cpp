@@ -3,6 +3,7 @@
 #include "check/loss_agreement.hpp"
 #include "harness_process.hpp"
 #include "results/csv_reader.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 // GPU and is not tested here.
 #include "parallel/communicator.hpp"
 #include "parallel/nccl/nccl_text.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

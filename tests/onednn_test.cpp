@@ -12,6 +12,7 @@
 #include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
 #include "profile_events.hpp"
+#include "test_paths.hpp"
 
 // Both plugins have a session.hpp on the include path.
 #include "../onednn/session.hpp"

@@ -2,6 +2,7 @@
 // backends on this machine, checked against their one-process step and timed.
 #include "harness_process.hpp"
 #include "results/csv_reader.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

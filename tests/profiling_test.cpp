@@ -4,6 +4,7 @@
 #include "harness_process.hpp"
 #include "model/hourglass.hpp"
 #include "results/run_json.hpp"
+#include "test_paths.hpp"
 #include "trace_check.hpp"
 
 #include <gtest/gtest.h>

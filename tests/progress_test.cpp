@@ -1,8 +1,9 @@
 // The progress line: the worker's step events, the line drawn from them, and what `harness run`
 // and `harness check` show on a terminal (a pseudo-terminal here) and nowhere else.
-#include "harness_process.hpp"
 #include "run/progress.hpp"
+#include "harness_process.hpp"
 #include "run/step_events.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <pty.h>

@@ -6,6 +6,7 @@
 #include "harness_process.hpp"
 #include "results/csv_line.hpp"
 #include "results/csv_reader.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

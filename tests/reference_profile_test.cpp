@@ -6,6 +6,7 @@
 #include "model/hourglass.hpp"
 #include "profile_events.hpp"
 #include "session.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

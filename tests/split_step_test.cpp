@@ -5,6 +5,7 @@
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
 #include "run/plugin_library.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 #include "check/suite.hpp"
 #include "config/config.hpp"
 #include "harness_process.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,6 +7,7 @@
 #include "layouts.hpp"
 #include "results/record.hpp"
 #include "results/run_json.hpp"
+#include "test_paths.hpp"
 #include "timeline.hpp"
 #include "trace_check.hpp"
 #include "wire.hpp"
