@@ -1,23 +1,17 @@
 #include "session.hpp"
 
 #include "devices.hpp"
-#include "hb/cpu.hpp"
-#include "hb/json.hpp"
-#include "hb/manifest.hpp"
 #include "hb/phase_timer.hpp"
 #include "phase_events.hpp"
+#include "split_step.hpp"
 
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 namespace libtorch_backend {
@@ -57,71 +51,6 @@ at::Tensor host_view(const float* data, at::IntArrayRef shape) {
 
 }  // namespace
 
-// Which gradient buffers are final, told to the listener of the backward pass running. On the CPU
-// the autograd engine runs every node on the thread that called backward(), so a hook after each
-// parameter's gradient accumulator tells of that buffer as soon as its gradient is in it. On CUDA
-// the accumulators run on the engine's device thread, and the gradients are ordered before the
-// caller's stream only once backward() returns: then every buffer not yet told of is, in list
-// order.
-struct TorchSession::Readiness {
-    using Accumulator =
-        decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
-
-    std::vector<Accumulator> accumulators;  // kept, so that they and their hooks last
-    std::vector<char> told;
-    const hb::GradientReady* listener = nullptr;
-    std::thread::id caller;
-
-    void begin(const hb::GradientReady* ready) {
-        std::fill(told.begin(), told.end(), 0);
-        listener = ready;
-        caller = std::this_thread::get_id();
-    }
-    void tell(size_t buffer) {
-        if (told[buffer]) return;
-        told[buffer] = 1;
-        if (listener) (*listener)(static_cast<int32_t>(buffer));
-    }
-    void tell_rest() {
-        for (size_t i = 0; i < told.size(); ++i) tell(i);
-    }
-};
-
-namespace {
-
-class FinalGradientHook final : public torch::autograd::FunctionPostHook {
-public:
-    FinalGradientHook(TorchSession::Readiness& readiness, size_t buffer)
-        : readiness_(readiness), buffer_(buffer) {}
-    torch::autograd::variable_list operator()(
-        const torch::autograd::variable_list& outputs,
-        const torch::autograd::variable_list& /*inputs*/) override {
-        if (std::this_thread::get_id() == readiness_.caller) readiness_.tell(buffer_);
-        return outputs;
-    }
-
-private:
-    TorchSession::Readiness& readiness_;
-    size_t buffer_;
-};
-
-// Between begin() and the end of the scope, the backward pass's readiness has a listener.
-class Listening {
-public:
-    Listening(TorchSession::Readiness& readiness, const hb::GradientReady* ready)
-        : readiness_(readiness) {
-        readiness_.begin(ready);
-    }
-    ~Listening() { readiness_.listener = nullptr; }
-    Listening(const Listening&) = delete;
-    Listening& operator=(const Listening&) = delete;
-
-private:
-    TorchSession::Readiness& readiness_;
-};
-
-}  // namespace
-
 TorchSession::TorchSession(const hb_session_desc& desc)
     : settings_(configure_process(parse_settings(desc))),
       format_(memory_format(settings_)),
@@ -149,16 +78,13 @@ void TorchSession::set_up_gradients() {
     // layers are final first.
     std::stable_sort(order.begin(), order.end(),
                      [&](int a, int b) { return network_.spec(a).layer > network_.spec(b).layer; });
-    readiness_ = std::make_unique<Readiness>();
-    readiness_->told.assign(order.size(), 0);
-    for (size_t k = 0; k < order.size(); ++k) {
-        const at::Tensor& p = network_.tensor(order[k]);
+    readiness_ = std::make_unique<GradientReadiness>();
+    for (int t : order) {
+        const at::Tensor& p = network_.tensor(t);
         p.mutable_grad() = at::zeros_like(p);
         gradients_.push_back(p.grad());
-        gradient_tensors_.push_back(order[k]);
-        auto accumulator = torch::autograd::impl::grad_accumulator(p);
-        accumulator->add_post_hook(std::make_unique<FinalGradientHook>(*readiness_, k));
-        readiness_->accumulators.push_back(std::move(accumulator));
+        gradient_tensors_.push_back(t);
+        readiness_->watch(p);
     }
 }
 
@@ -229,7 +155,7 @@ at::Tensor TorchSession::passes(const at::Tensor& input, const at::Tensor& targe
     const double forward_ms = timer.lap();
     if (events_) events_->record(PhaseEvents::forward_end);
     {
-        const Listening listening(*readiness_, ready);
+        const GradientReadiness::Listening listening(*readiness_, ready);
         if (profiler) profiler->begin(profile::Part::backward);
         loss.backward();
         if (profiler) profiler->end();
@@ -440,56 +366,6 @@ const std::vector<hb_event>& TorchSession::events() {
 
 uint64_t TorchSession::peak_memory_bytes() {
     return steps_ > 0 ? peak_memory_ : libtorch_backend::peak_memory_bytes(settings_.device);
-}
-
-std::string TorchSession::manifest_json() {
-    const bool cuda = settings_.device.is_cuda();
-    const hb_optimizer& o = optimizer_.settings();
-    std::string convolution;
-    if (cuda)
-        convolution = std::string("cuDNN through ATen, algorithms by ") +
-                      (settings_.cudnn_benchmark ? "benchmark (cudnn_benchmark)" : "heuristics");
-    else if (at::globalContext().hasMKLDNN() && at::globalContext().userEnabledMkldnn())
-        convolution = "ATen's CPU convolution: oneDNN (MKL-DNN) where ATen picks it";
-    else
-        convolution = "ATen's native CPU convolution (no oneDNN in this build)";
-
-    hb::JsonArray fusions;
-    if (network_.inplace_relus() > 0)
-        fusions.add_string("ReLU in place on its input (" +
-                           std::to_string(network_.inplace_relus()) + " layers)");
-    hb::JsonObject m = hb::manifest(math_mode(settings_), at::get_num_threads());
-    m.add("interop_threads", at::get_num_interop_threads())
-        .add_string("device", settings_.device.str())
-        .add_string("device_description", cuda ? cuda_device_description(settings_.device.index())
-                                               : hb::cpu_description())
-        .add_string("libtorch", libtorch_version());
-    if (built_with_cuda())
-        m.add_string("cuda", cuda_version()).add_string("cudnn", cudnn_version());
-    m.add_string("layout", settings_.channels_last ? "nhwc (channels_last)" : "nchw")
-        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
-        .add_string("convolution", convolution);
-    if (cuda) {
-        m.add_bool("cudnn_benchmark", settings_.cudnn_benchmark)
-            .add_bool("tf32", settings_.tf32)
-            .add_bool("cuda_graphs", settings_.cuda_graphs);
-        if (settings_.cuda_graphs)
-            m.add_string("cuda_graph",
-                         "first step eager, the whole step captured at the second and replayed "
-                         "from then on; each step copies its batch into the graph's input first");
-    }
-    m.add_string("backward", "LibTorch autograd")
-        .add_string(
-            "optimizer",
-            std::string("RMSProp (") + (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
-                " variant) as in-place tensor operations, " +
-                (optimizer_.multi_tensor() ? "multi-tensor (_foreach_) over every parameter at once"
-                                           : "one parameter at a time") +
-                " (option foreach)")
-        .add("fusions", fusions.str())
-        .add_string("phase_times", cuda ? "CUDA events on the step's stream" : "host clock")
-        .add("layers", network_.layers());
-    return m.str();
 }
 
 }  // namespace libtorch_backend

@@ -22,6 +22,8 @@
 
 namespace libtorch_backend {
 
+class GradientReadiness;
+
 class TorchSession : public hb::Session {
 public:
     explicit TorchSession(const hb_session_desc& desc);
@@ -46,9 +48,6 @@ public:
     void* gradient_stream() override;
     hb::StepResult forward_backward(int32_t batch, const hb::GradientReady& ready) override;
     hb::StepResult apply_update() override;
-
-    // Which gradient buffers are final in the backward pass running, told to its listener.
-    struct Readiness;
 
 private:
     // The batch `b` on the device, in the network's memory format; in host placement this is the
@@ -94,7 +93,7 @@ private:
     // tensors and their indices among the network's tensors.
     std::vector<at::Tensor> gradients_;
     std::vector<int> gradient_tensors_;
-    std::unique_ptr<Readiness> readiness_;
+    std::unique_ptr<GradientReadiness> readiness_;  // split_step.hpp
     // The profiled split step, from forward_backward to apply_update.
     std::unique_ptr<OpProfiler::Step> split_profile_;
 };

@@ -18,6 +18,11 @@
 
 namespace tensorflow_plugin {
 
+// Output `index` of `op`.
+inline TF_Output out(TF_Operation* op, int index = 0) {
+    return TF_Output{op, index};
+}
+
 // A resource variable: its handle, one read of it, and the node that assigns it a fed value.
 struct Variable {
     TF_Output handle{};
@@ -51,8 +56,14 @@ public:
     int layer_of(const std::string& node_name) const;
 
 private:
-    void build_layer(const hb::Layer& layer, int index);
+    // The walk, in this order (graph_build.cpp): the forward pass with the loss, the gradients,
+    // the optimizer.
+    void build_forward(TF_Output target);
     void build_gradients();
+    void build_optimizer();
+
+    void build_layer(const hb::Layer& layer, int index, TF_Output target);
+    TF_Output mse_loss(const hb::Layer& layer, TF_Output y, TF_Output target);
     TF_Output sum(const std::string& name, const std::vector<TF_Output>& terms,
                   const std::string& layer);
     TF_Output conv2d(const hb::Layer& layer, TF_Output x);
