@@ -2,6 +2,7 @@
 
 #include "check/check_table_reporter.hpp"
 #include "check/suite.hpp"
+#include "config/config.hpp"
 #include "model/hourglass.hpp"
 #include "run/child_process.hpp"
 #include "run/option_check.hpp"
@@ -13,7 +14,6 @@
 
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
 namespace harness {
@@ -27,14 +27,6 @@ struct PreparedPart {
     std::string config_path;  // the shipped config with the suite's backend as its only entry
     config::RunConfig config;
 };
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 // Every part's config written into `folder` and loaded, the plugin's defaults checked: what can
 // be refused is refused before any part runs.
@@ -52,7 +44,8 @@ std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::
         PreparedPart p{part, (folder / part.config.filename()).string(), {}};
         if (!fs::exists(p.config_path)) {
             std::ofstream out(p.config_path);
-            out << check::suite_config(read_text(part.config), part.config.string(), backend);
+            out << check::suite_config(config::read_config_bytes(part.config.string()),
+                                       part.config.string(), backend);
             if (!out.flush()) throw std::runtime_error("cannot write " + p.config_path);
         }
         p.config = config::load_config(p.config_path);

@@ -91,6 +91,8 @@ struct RunConfig {
 };
 
 RunConfig load_config(const std::string& path);  // throws ConfigError
+// The config file's bytes, as load_config reads them (and its SHA-256 is of); throws ConfigError.
+std::string read_config_bytes(const std::string& path);
 
 const char* to_string(hb_placement p);
 const char* to_string(hb_rmsprop_variant v);

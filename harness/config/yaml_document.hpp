@@ -10,9 +10,6 @@
 
 namespace harness::config {
 
-// The file's bytes (they are also what the config's SHA-256 is of).
-std::string read_config_bytes(const std::string& path);
-
 // The one document of `bytes`, read from the file `path`.
 YAML::Node parse_document(const std::string& path, const std::string& bytes);
 
