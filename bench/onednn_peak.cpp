@@ -24,7 +24,7 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 using Clock = std::chrono::steady_clock;
-namespace api = onednn_backend::api;
+namespace api = hb_onednn::api;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();

@@ -1,10 +1,10 @@
 // Any bytes as a results CSV and as its JSON sidecar, read the way `harness report` reads them: a
 // std::runtime_error naming the file or rows, never a crash, a hang or another exception.
 #include "fuzz_input.hpp"
-#include "results/attribution_report.hpp"
-#include "results/charts.hpp"
-#include "results/csv_reader.hpp"
-#include "results/markdown_report.hpp"
+#include "output/csv_reader.hpp"
+#include "report/attribution_report.hpp"
+#include "report/charts.hpp"
+#include "report/markdown_report.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -7,7 +7,7 @@
 #include "check/check_table_reporter.hpp"
 #include "check/layer_check.hpp"
 #include "model/hourglass.hpp"
-#include "run/option_check.hpp"
+#include "plugin_host/option_check.hpp"
 #include "run/progress.hpp"
 #include "run/provenance.hpp"
 
@@ -36,10 +36,10 @@ void record(const config::RunConfig& config, const check::CheckOutcome& outcome,
 int exit_code_of(const check::CheckOutcome& outcome) {
     if (!outcome.baseline_problem.empty()) return kExitBackendFailed;
     for (const auto& c : outcome.checks)
-        if (c.run.status != results::Status::ok && c.run.status != results::Status::skipped)
+        if (c.run.status != output::Status::ok && c.run.status != output::Status::skipped)
             return kExitBackendFailed;
     for (const auto& c : outcome.rank_checks)
-        if (c.run.status != results::Status::ok && c.run.status != results::Status::skipped)
+        if (c.run.status != output::Status::ok && c.run.status != output::Status::skipped)
             return kExitBackendFailed;
     return kExitOk;
 }
@@ -78,7 +78,7 @@ int check_command(const CheckArgs& args) {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
-        run::check_plugin_options(config, request.entries);
+        plugin_host::check_plugin_options(config, request.entries);
         if (args.baseline) request.baseline = *args.baseline;
         request.steps = args.steps;
         request.progress = &progress;

@@ -4,11 +4,11 @@
 #include "check/suite.hpp"
 #include "config/config.hpp"
 #include "model/hourglass.hpp"
-#include "run/child_process.hpp"
-#include "run/option_check.hpp"
-#include "run/plugin_search.hpp"
+#include "plugin_host/child_process.hpp"
+#include "plugin_host/option_check.hpp"
+#include "plugin_host/plugin_search.hpp"
+#include "plugin_host/scratch_dir.hpp"
 #include "run/progress.hpp"
-#include "run/scratch_dir.hpp"
 
 #include <fmt/format.h>
 
@@ -31,11 +31,11 @@ struct PreparedPart {
 // Every part's config written into `folder` and loaded, the plugin's defaults checked: what can
 // be refused is refused before any part runs.
 std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::path& folder) {
-    if (!run::find_plugin(backend.plugin)) {
+    if (!plugin_host::find_plugin(backend.plugin)) {
         std::string why = "no plugin '" + backend.plugin + "' (" +
-                          run::plugin_file_name(backend.plugin) + ") on the plugin path " +
-                          run::describe_search_path();
-        if (const auto reason = run::not_built_reason(backend.plugin))
+                          plugin_host::plugin_file_name(backend.plugin) + ") on the plugin path " +
+                          plugin_host::describe_search_path();
+        if (const auto reason = plugin_host::not_built_reason(backend.plugin))
             why += "; it was not built: " + *reason;
         throw std::runtime_error(why);
     }
@@ -49,7 +49,7 @@ std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::
             if (!out.flush()) throw std::runtime_error("cannot write " + p.config_path);
         }
         p.config = config::load_config(p.config_path);
-        run::check_plugin_options(p.config, {0});
+        plugin_host::check_plugin_options(p.config, {0});
         prepared.push_back(std::move(p));
     }
     return prepared;
@@ -80,10 +80,10 @@ check::PartResult run_part(const PreparedPart& p, const CheckArgs& args,
 int check_suite_command(const CheckArgs& args) {
     const check::SuiteBackend backend{*args.suite, args.device};
     run::ProgressLine progress(run::ProgressLine::wanted(args.quiet));
-    std::unique_ptr<run::ScratchDir> scratch;
+    std::unique_ptr<plugin_host::ScratchDir> scratch;
     std::vector<PreparedPart> parts;
     try {
-        scratch = std::make_unique<run::ScratchDir>("harness-suite");
+        scratch = std::make_unique<plugin_host::ScratchDir>("harness-suite");
         parts = prepare(backend, scratch->path());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness check --suite: %s\n", e.what());
@@ -100,7 +100,7 @@ int check_suite_command(const CheckArgs& args) {
             results.push_back({"FAILED", e.what()});
         }
         std::cout << "\n";
-        if (run::interrupted()) break;
+        if (plugin_host::interrupted()) break;
     }
 
     std::cout << fmt::format("suite: plugin {} on {}, {} steps, the check configs of {}\n",
@@ -120,7 +120,7 @@ int check_suite_command(const CheckArgs& args) {
                 fmt::format("{}{} {}", failing.empty() ? "" : ", ", parts[i].part.label, r.verdict);
     }
     const std::string who = backend.plugin + " on " + backend.device;
-    if (run::interrupted()) {
+    if (plugin_host::interrupted()) {
         std::cout << fmt::format("{}: INTERRUPTED after {} of {} parts\n", who, results.size(),
                                  parts.size());
         return kExitInterrupted;

@@ -1,9 +1,9 @@
 #include "commands.hpp"
 
-#include "results/atomic_file.hpp"
-#include "results/run_json.hpp"
-#include "run/library_output.hpp"
-#include "run/plugin_listing.hpp"
+#include "output/atomic_file.hpp"
+#include "output/run_json.hpp"
+#include "plugin_host/library_output.hpp"
+#include "plugin_host/plugin_listing.hpp"
 
 #include <cstdio>
 
@@ -15,10 +15,10 @@ int describe_command(const std::string& plugin_file, const std::string& result) 
         // the description's "log", not shown on the console of `harness list`.
         nlohmann::json description;
         {
-            const run::LibraryOutput quiet(run::log_path_of(result));
-            description = run::describe_plugin_file(plugin_file);
+            const plugin_host::LibraryOutput quiet(plugin_host::log_path_of(result));
+            description = plugin_host::describe_plugin_file(plugin_file);
         }
-        results::write_file_atomically(result, results::json_text(description));
+        output::write_file_atomically(result, output::json_text(description));
         return kExitOk;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness __describe: %s\n", e.what());

@@ -2,18 +2,18 @@
 
 #include "backend_selection.hpp"
 #include "destinations.hpp"
+#include "layers/gbench_json.hpp"
+#include "layers/layer_table.hpp"
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
 #include "model/name_pattern.hpp"
-#include "results/atomic_file.hpp"
-#include "results/gbench_json.hpp"
-#include "results/layer_table.hpp"
-#include "results/output_lock.hpp"
-#include "results/reporter.hpp"
-#include "results/run_json.hpp"
-#include "run/option_check.hpp"
+#include "output/atomic_file.hpp"
+#include "output/output_lock.hpp"
+#include "output/reporter.hpp"
+#include "output/run_json.hpp"
+#include "plugin_host/option_check.hpp"
+#include "plugin_host/scratch_dir.hpp"
 #include "run/runner.hpp"
-#include "run/scratch_dir.hpp"
 
 #include <fmt/format.h>
 
@@ -33,12 +33,12 @@ namespace {
 
 // What every worker measured so far, in run order.
 struct Collected {
-    std::vector<results::BackendLayers> backends;
+    std::vector<layers::BackendLayers> backends;
     std::vector<std::pair<std::string, nlohmann::json>> gbench;
     int configurations_in_model = 0;
     std::string config_name;
-    results::LayerTable table() const {
-        return results::make_layer_table(config_name, backends, configurations_in_model);
+    layers::LayerTable table() const {
+        return layers::make_layer_table(config_name, backends, configurations_in_model);
     }
 };
 
@@ -49,28 +49,28 @@ std::optional<std::string> read_text(const fs::path& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class LayerCsvReporter final : public results::FileReporter {
+class LayerCsvReporter final : public output::FileReporter {
 public:
     LayerCsvReporter(std::string path, const Collected& collected)
         : FileReporter(std::move(path)), collected_(collected) {}
 
 private:
-    std::string contents(const results::Provenance& provenance,
-                         const std::vector<results::BackendRun>&) const override {
-        return results::layer_csv(provenance, collected_.backends, collected_.table());
+    std::string contents(const output::Provenance& provenance,
+                         const std::vector<output::BackendRun>&) const override {
+        return layers::layer_csv(provenance, collected_.backends, collected_.table());
     }
     const Collected& collected_;
 };
 
-class GbenchJsonReporter final : public results::FileReporter {
+class GbenchJsonReporter final : public output::FileReporter {
 public:
     GbenchJsonReporter(std::string path, const Collected& collected)
         : FileReporter(std::move(path)), collected_(collected) {}
 
 private:
-    std::string contents(const results::Provenance&,
-                         const std::vector<results::BackendRun>&) const override {
-        return results::merge_gbench(collected_.gbench).dump(2) + "\n";
+    std::string contents(const output::Provenance&,
+                         const std::vector<output::BackendRun>&) const override {
+        return layers::merge_gbench(collected_.gbench).dump(2) + "\n";
     }
     const Collected& collected_;
 };
@@ -94,14 +94,14 @@ int layers_command(const LayersArgs& args) {
     config::RunConfig config;
     run::RunRequest request;
     std::string csv_path;
-    std::optional<results::OutputLock> lock;
+    std::optional<output::OutputLock> lock;
     Collected collected;
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         order_as_named(request.entries, config, args.backends);
-        run::check_plugin_options(config, request.entries);
+        plugin_host::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, -1};
         std::unique_ptr<model::NamePattern> pattern;
         try {
@@ -135,7 +135,7 @@ int layers_command(const LayersArgs& args) {
         return kExitUsage;
     }
 
-    run::ScratchDir scratch("harness-layers");
+    plugin_host::ScratchDir scratch("harness-layers");
     auto gbench_path = [&](int entry) {
         return scratch.path() / fmt::format("gbench-{}.json", entry);
     };
@@ -152,17 +152,17 @@ int layers_command(const LayersArgs& args) {
                              gbench_path(entry).string(), units_path(entry).string()};
     };
     size_t finished = 0;
-    request.on_finished = [&](results::BackendRun& run) {
+    request.on_finished = [&](output::BackendRun& run) {
         const int entry = request.entries.at(finished++);
-        results::BackendLayers& b = collected.backends.emplace_back();
+        layers::BackendLayers& b = collected.backends.emplace_back();
         b.whole = run;
         try {
             // The samples are written at once when Google Benchmark has finished; without them,
             // its JSON may be the part written before the worker died.
             if (auto units = read_text(units_path(entry))) {
-                b.units = results::units_from_json(nlohmann::json::parse(*units));
+                b.units = layers::units_from_json(nlohmann::json::parse(*units));
                 if (auto doc = read_text(gbench_path(entry)))
-                    collected.gbench.emplace_back(run.backend, results::parse_gbench(*doc));
+                    collected.gbench.emplace_back(run.backend, layers::parse_gbench(*doc));
             }
         } catch (const std::exception& e) {
             run.message += (run.message.empty() ? "" : "; ") +
@@ -171,21 +171,21 @@ int layers_command(const LayersArgs& args) {
         }
     };
 
-    results::Reporters reporters;
+    output::Reporters reporters;
     reporters.add(std::make_unique<LayerCsvReporter>(csv_path, collected));
     if (!args.json.empty())
         reporters.add(std::make_unique<GbenchJsonReporter>(args.json, collected));
     run::RunOutcome outcome;
     try {
         outcome = run::run_backends(config, request, reporters);
-    } catch (const results::OutputError& e) {
+    } catch (const output::OutputError& e) {
         std::fprintf(stderr, "harness layers: %s\n", e.what());
         return kExitOutputFailed;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness layers: %s\n", e.what());
         return kExitBackendFailed;
     }
-    std::cout << results::format_layer_table(collected.table()) << std::flush;
+    std::cout << layers::format_layer_table(collected.table()) << std::flush;
     std::fprintf(stderr, "results: %s%s\n", csv_path.c_str(),
                  args.json.empty() ? "" : (" (Google Benchmark JSON: " + args.json + ")").c_str());
     return run::exit_code_of(outcome, "harness layers");

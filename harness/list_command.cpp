@@ -1,9 +1,9 @@
 #include "commands.hpp"
 
-#include "results/run_json.hpp"
-#include "run/library_output.hpp"
-#include "run/plugin_listing.hpp"
-#include "run/plugin_search.hpp"
+#include "output/run_json.hpp"
+#include "plugin_host/library_output.hpp"
+#include "plugin_host/plugin_listing.hpp"
+#include "plugin_host/plugin_search.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,7 +18,8 @@ void print_plugin(const nlohmann::json& p) {
     if (!p.value("loaded", false)) {
         std::cout << fmt::format("{}\n  failed to load: {}\n", p["file"].get<std::string>(),
                                  p["error"].get<std::string>());
-        std::cout << run::log_tail_for_console(p.value("log", ""), run::kFailureLogLines, "  ");
+        std::cout << plugin_host::log_tail_for_console(p.value("log", ""),
+                                                       plugin_host::kFailureLogLines, "  ");
         return;
     }
     std::cout << fmt::format("{} {} (ABI {})  {}\n", p["name"].get<std::string>(),
@@ -34,7 +35,7 @@ void print_plugin(const nlohmann::json& p) {
     for (const auto& c : p["capabilities"])
         capabilities += (capabilities.empty() ? "" : ", ") + c.get<std::string>();
     if (!capabilities.empty()) std::cout << "  capabilities: " << capabilities << "\n";
-    if (const auto specs = run::declared_options(p)) {
+    if (const auto specs = plugin_host::declared_options(p)) {
         std::string options;
         for (const auto& s : *specs) {
             std::string values = "true|false";
@@ -61,19 +62,21 @@ void print_plugin(const nlohmann::json& p) {
 int list_command(bool json) {
     nlohmann::json plugins;
     try {
-        plugins = run::list_plugins();
+        plugins = plugin_host::list_plugins();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness list: %s\n", e.what());
         return kExitBackendFailed;
     }
     if (json) {
-        std::cout << results::json_text(nlohmann::json{{"search_path", run::describe_search_path()},
-                                                       {"plugins", plugins}},
-                                        2)
+        std::cout << output::json_text(
+                         nlohmann::json{{"search_path", plugin_host::describe_search_path()},
+                                        {"plugins", plugins}},
+                         2)
                   << "\n";
         return kExitOk;
     }
-    if (plugins.empty()) std::cout << "no plugins found in " << run::describe_search_path() << "\n";
+    if (plugins.empty())
+        std::cout << "no plugins found in " << plugin_host::describe_search_path() << "\n";
     for (const auto& p : plugins) print_plugin(p);
     return kExitOk;
 }

@@ -2,10 +2,10 @@
 
 #include "backend_selection.hpp"
 #include "destinations.hpp"
-#include "results/atomic_file.hpp"
-#include "results/csv_reader.hpp"
-#include "results/publish.hpp"
-#include "results/sidecar_path.hpp"
+#include "output/atomic_file.hpp"
+#include "output/csv_reader.hpp"
+#include "output/sidecar_path.hpp"
+#include "publish/publish.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -58,7 +58,7 @@ std::vector<std::string> summary_inputs(const fs::path& folder, const std::strin
         for (const auto& entry : fs::directory_iterator(folder)) {
             const fs::path path = entry.path();
             if (path.extension() == ".csv" && path.filename() != name &&
-                results::is_run_csv(path.string()))
+                publish::is_run_csv(path.string()))
                 inputs.push_back(path.string());
         }
     std::sort(inputs.begin(), inputs.end(), [](const std::string& a, const std::string& b) {
@@ -72,7 +72,7 @@ std::vector<std::string> summary_inputs(const fs::path& folder, const std::strin
 int publish_command(const PublishArgs& args) {
     bool unchecked = false;
     bool refused = false;
-    for (const auto& problem : results::validate_run(args.csv)) {
+    for (const auto& problem : publish::validate_run(args.csv)) {
         if (problem.unchecked && args.allow_unchecked) {
             unchecked = true;
             continue;
@@ -87,7 +87,7 @@ int publish_command(const PublishArgs& args) {
     }
 
     const fs::path csv = args.csv;
-    const fs::path sidecar = results::sidecar_path(args.csv);
+    const fs::path sidecar = output::sidecar_path(args.csv);
     fs::path folder, index;
     std::string csv_text, sidecar_text, summary, index_text;
     try {
@@ -102,18 +102,18 @@ int publish_command(const PublishArgs& args) {
 
         const fs::path summary_path = folder / "summary.md";
         const std::optional<std::string> old_summary = read_file(summary_path);
-        if (old_summary && old_summary->rfind(results::kSummaryMark, 0) != 0)
+        if (old_summary && old_summary->rfind(publish::kSummaryMark, 0) != 0)
             throw UsageError(summary_path.string() +
                              " was not written by harness publish, which would replace it: "
                              "publish this run in a folder of its own");
-        summary = results::summary_markdown(folder.filename().string(),
+        summary = publish::summary_markdown(folder.filename().string(),
                                             summary_inputs(folder, csv.string()));
 
         const auto entry =
-            results::index_entry(folder.filename().string(), csv.filename().string(),
-                                 results::read_csv(csv.string()), args.what, unchecked);
+            publish::index_entry(folder.filename().string(), csv.filename().string(),
+                                 output::read_csv(csv.string()), args.what, unchecked);
         try {
-            index_text = results::update_index(read_file(index).value_or(""), entry);
+            index_text = publish::update_index(read_file(index).value_or(""), entry);
         } catch (const std::runtime_error& e) {
             throw UsageError("the index " + index.string() + " cannot take the run: " + e.what() +
                              "; is --to one folder too high?");
@@ -125,10 +125,10 @@ int publish_command(const PublishArgs& args) {
 
     try {
         create_folder("--to", folder);
-        results::write_file_atomically((folder / csv.filename()).string(), csv_text);
-        results::write_file_atomically((folder / sidecar.filename()).string(), sidecar_text);
-        results::write_file_atomically((folder / "summary.md").string(), summary);
-        results::write_file_atomically(index.string(), index_text);
+        output::write_file_atomically((folder / csv.filename()).string(), csv_text);
+        output::write_file_atomically((folder / sidecar.filename()).string(), sidecar_text);
+        output::write_file_atomically((folder / "summary.md").string(), summary);
+        output::write_file_atomically(index.string(), index_text);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness publish: %s\n", e.what());
         return kExitOutputFailed;

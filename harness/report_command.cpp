@@ -1,15 +1,15 @@
 #include "commands.hpp"
 
 #include "destinations.hpp"
-#include "results/atomic_file.hpp"
-#include "results/attribution_report.hpp"
-#include "results/charts.hpp"
-#include "results/csv_reader.hpp"
-#include "results/csv_reporter.hpp"
-#include "results/explain_report.hpp"
-#include "results/markdown_report.hpp"
-#include "results/sidecar_path.hpp"
-#include "run/child_process.hpp"
+#include "output/atomic_file.hpp"
+#include "output/csv_reader.hpp"
+#include "output/csv_reporter.hpp"
+#include "output/sidecar_path.hpp"
+#include "plugin_host/child_process.hpp"
+#include "report/attribution_report.hpp"
+#include "report/charts.hpp"
+#include "report/explain_report.hpp"
+#include "report/markdown_report.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -34,14 +34,14 @@ std::string single_quoted(const std::string& s) {
 
 // Writes each chart's data and script into `folder` and runs gnuplot there; returns the Markdown
 // that shows the SVGs, with paths relative to `markdown_folder`. Throws std::runtime_error.
-std::string draw_charts(const std::vector<results::Chart>& charts, const fs::path& folder,
+std::string draw_charts(const std::vector<report::Chart>& charts, const fs::path& folder,
                         const fs::path& markdown_folder) {
     fs::create_directories(folder);
     for (const auto& c : charts) {
-        results::write_file_atomically((folder / (c.name + ".dat")).string(), c.data);
-        results::write_file_atomically((folder / (c.name + ".gp")).string(), c.script);
+        output::write_file_atomically((folder / (c.name + ".dat")).string(), c.data);
+        output::write_file_atomically((folder / (c.name + ".gp")).string(), c.script);
     }
-    const std::string gnuplot = run::find_executable("gnuplot");
+    const std::string gnuplot = plugin_host::find_executable("gnuplot");
     if (gnuplot.empty())
         throw std::runtime_error(
             "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox); the charts' data "
@@ -50,9 +50,9 @@ std::string draw_charts(const std::vector<results::Chart>& charts, const fs::pat
     const fs::path absolute = fs::absolute(folder);
     std::string markdown;
     for (const auto& c : charts) {
-        run::ChildProcess process(
+        plugin_host::ChildProcess process(
             {gnuplot, "-e", "cd " + single_quoted(absolute.string()), c.name + ".gp"});
-        const run::ExitInfo exit = process.wait(kGnuplotTimeout_s);
+        const plugin_host::ExitInfo exit = process.wait(kGnuplotTimeout_s);
         if (exit.timed_out || exit.signaled || exit.exit_code != 0 ||
             !fs::exists(absolute / (c.name + ".svg")))
             throw std::runtime_error("gnuplot could not draw " +
@@ -67,30 +67,30 @@ std::string draw_charts(const std::vector<results::Chart>& charts, const fs::pat
 }  // namespace
 
 int report_command(const ReportArgs& args) {
-    std::vector<results::ResultsFile> files;
-    std::vector<results::CsvRow> rows;
-    std::vector<results::StepSamples> samples;
-    std::vector<results::ProfiledRun> profiles;
+    std::vector<report::ResultsFile> files;
+    std::vector<output::CsvRow> rows;
+    std::vector<report::StepSamples> samples;
+    std::vector<report::ProfiledRun> profiles;
     try {
         std::vector<NamedFile> inputs, destinations;
         for (const auto& csv : args.csvs) {
             inputs.push_back({"a results CSV", csv});
-            inputs.push_back({"a results CSV's JSON sidecar", results::sidecar_path(csv)});
+            inputs.push_back({"a results CSV's JSON sidecar", output::sidecar_path(csv)});
         }
         if (!args.output.empty()) destinations.push_back({"--output", args.output});
         if (!args.charts.empty()) destinations.push_back({"--charts", args.charts});
         check_distinct(destinations, inputs);
         for (const auto& csv : args.csvs) {
-            results::ResultsFile& file = files.emplace_back();
-            results::CsvTable table = results::read_csv_table(csv);
-            if (const std::string problem = results::run_header_problem(table.header);
+            report::ResultsFile& file = files.emplace_back();
+            output::CsvTable table = output::read_csv_table(csv);
+            if (const std::string problem = output::run_header_problem(table.header);
                 !problem.empty())
                 throw std::runtime_error(csv + ": " + problem);
             file.rows = std::move(table.rows);
             rows.insert(rows.end(), file.rows.begin(), file.rows.end());
-            std::vector<results::StepSamples> file_samples;
+            std::vector<report::StepSamples> file_samples;
             try {
-                file_samples = results::read_step_samples(csv);
+                file_samples = report::read_step_samples(csv);
             } catch (const std::exception& e) {
                 if (!args.charts.empty()) throw;  // the charts need every sample
                 std::fprintf(stderr,
@@ -100,22 +100,22 @@ int report_command(const ReportArgs& args) {
             for (const auto& s : file_samples) file.steps_ms[s.backend] = s.ms;
             samples.insert(samples.end(), file_samples.begin(), file_samples.end());
             if (!args.by.empty() || !args.charts.empty())
-                for (auto& p : results::read_profiles(csv)) profiles.push_back(std::move(p));
+                for (auto& p : report::read_profiles(csv)) profiles.push_back(std::move(p));
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
         return kExitUsage;
     }
-    std::string markdown = results::markdown_report(files, {args.baseline, args.attainable_gflops});
-    if (args.explain) markdown += results::explain_report(files);
+    std::string markdown = report::markdown_report(files, {args.baseline, args.attainable_gflops});
+    if (args.explain) markdown += report::explain_report(files);
     for (const std::string& by : args.by)
-        markdown += results::attribution_report(
-            profiles, by == "layer" ? results::Attribution::layer : results::Attribution::kind);
+        markdown += report::attribution_report(
+            profiles, by == "layer" ? report::Attribution::layer : report::Attribution::kind);
     if (!args.charts.empty()) {
-        std::vector<results::Chart> charts = results::step_time_charts(rows);
-        for (auto& c : results::phase_charts(rows)) charts.push_back(std::move(c));
-        for (auto& c : results::sample_charts(samples)) charts.push_back(std::move(c));
-        for (auto& c : results::attribution_charts(profiles)) charts.push_back(std::move(c));
+        std::vector<report::Chart> charts = report::step_time_charts(rows);
+        for (auto& c : report::phase_charts(rows)) charts.push_back(std::move(c));
+        for (auto& c : report::sample_charts(samples)) charts.push_back(std::move(c));
+        for (auto& c : report::attribution_charts(profiles)) charts.push_back(std::move(c));
         const fs::path markdown_folder =
             args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();
         try {
@@ -130,7 +130,7 @@ int report_command(const ReportArgs& args) {
         return kExitOk;
     }
     try {
-        results::write_file_atomically(args.output, markdown);
+        output::write_file_atomically(args.output, markdown);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
         return kExitOutputFailed;

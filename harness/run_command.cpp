@@ -6,13 +6,13 @@
 #include "data/dump.hpp"
 #include "destinations.hpp"
 #include "model/hourglass.hpp"
-#include "results/csv_reporter.hpp"
-#include "results/json_reporter.hpp"
-#include "results/json_sidecar_reporter.hpp"
-#include "results/output_lock.hpp"
-#include "results/sidecar_path.hpp"
-#include "results/table_reporter.hpp"
-#include "run/option_check.hpp"
+#include "output/csv_reporter.hpp"
+#include "output/json_reporter.hpp"
+#include "output/json_sidecar_reporter.hpp"
+#include "output/output_lock.hpp"
+#include "output/sidecar_path.hpp"
+#include "output/table_reporter.hpp"
+#include "plugin_host/option_check.hpp"
 #include "run/profiling.hpp"
 #include "run/provenance.hpp"
 #include "run/runner.hpp"
@@ -39,10 +39,10 @@ namespace {
 // backend's math mode, when it was recorded for the build of the plugin and the library versions
 // that ran now; a backend that mismatched keeps its timings but is flagged. A verdict recorded for
 // another build is `stale`: it says nothing about this one.
-std::function<void(results::BackendRun&)> verdict_annotator(const config::RunConfig& config) {
+std::function<void(output::BackendRun&)> verdict_annotator(const config::RunConfig& config) {
     auto verdicts = check::read_verdicts(check::verdicts_path(config));
-    return [verdicts](results::BackendRun& run) {
-        if (run.status != results::Status::ok) return;
+    return [verdicts](output::BackendRun& run) {
+        if (run.status != output::Status::ok) return;
         auto v = check::find_verdict(verdicts, run.backend, run.math_mode);
         if (!v) return;
         const check::BuildIdentity now =
@@ -57,18 +57,18 @@ std::function<void(results::BackendRun&)> verdict_annotator(const config::RunCon
             return;
         }
         if (v->verdict == "mismatch") {
-            run.status = results::Status::mismatch;
+            run.status = output::Status::mismatch;
             run.message = "failed harness check against " + v->baseline + " (" + v->utc_time + ")";
         }
     };
 }
 
 // One line per profiled backend: how much of its step its operations account for.
-void print_profiles(const std::vector<results::BackendRun>& runs, const std::string& trace_dir,
+void print_profiles(const std::vector<output::BackendRun>& runs, const std::string& trace_dir,
                     const std::string& config) {
     for (const auto& r : runs) {
         if (!r.profile) continue;
-        const results::Profile& p = *r.profile;
+        const output::Profile& p = *r.profile;
         if (!p.error.empty()) {
             std::fprintf(stderr, "profile of %s: none: %s\n", r.backend.c_str(), p.error.c_str());
             continue;
@@ -97,18 +97,18 @@ int run_command(const RunArgs& args) {
     run::RunRequest request;
     config::RunConfig config;
     std::string csv_path, json_path;
-    std::optional<results::OutputLock> lock;  // held until the last row is written
+    std::optional<output::OutputLock> lock;  // held until the last row is written
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
-        run::check_plugin_options(config, request.entries);
+        plugin_host::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, args.iterations};
         request.quiet = args.quiet || args.json;
         if (args.profile || !args.trace_dir.empty())
             request.profiling = {args.profile_steps, args.trace_dir};
         csv_path = args.output.empty() ? default_output(config) : args.output;
-        json_path = results::sidecar_path(csv_path);
+        json_path = output::sidecar_path(csv_path);
         // Every destination is checked before anything is created, and everything is created
         // before any backend runs: a bad destination costs no run and leaves nothing behind.
         std::vector<NamedFile> destinations = {{"--output", csv_path},
@@ -136,18 +136,18 @@ int run_command(const RunArgs& args) {
         return kExitUsage;
     }
 
-    results::Reporters reporters;
-    reporters.add(std::make_unique<results::CsvReporter>(csv_path));
-    reporters.add(std::make_unique<results::JsonSidecarReporter>(json_path));
+    output::Reporters reporters;
+    reporters.add(std::make_unique<output::CsvReporter>(csv_path));
+    reporters.add(std::make_unique<output::JsonSidecarReporter>(json_path));
     if (args.json)
-        reporters.add(std::make_unique<results::JsonReporter>(std::cout));
+        reporters.add(std::make_unique<output::JsonReporter>(std::cout));
     else
-        reporters.add(std::make_unique<results::TableReporter>(std::cout));
+        reporters.add(std::make_unique<output::TableReporter>(std::cout));
 
     run::RunOutcome outcome;
     try {
         outcome = run::run_backends(config, request, reporters);
-    } catch (const results::OutputError& e) {
+    } catch (const output::OutputError& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitOutputFailed;
     } catch (const std::exception& e) {

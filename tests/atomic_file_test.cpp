@@ -1,4 +1,4 @@
-#include "results/atomic_file.hpp"
+#include "output/atomic_file.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@ using namespace harness::testing;
 class AtomicFile : public ResultsFiles {};
 
 TEST_F(AtomicFile, ReplacesAndLeavesNoTemporary) {
-    hr::write_file_atomically(path("out.txt"), "first");
-    hr::write_file_atomically(path("out.txt"), "second");
+    harness::output::write_file_atomically(path("out.txt"), "first");
+    harness::output::write_file_atomically(path("out.txt"), "second");
     EXPECT_EQ(slurp(path("out.txt")), "second");
     EXPECT_EQ(entries(), std::vector<std::string>{"out.txt"});
 }
@@ -22,7 +22,7 @@ TEST_F(AtomicFile, UnwritablePathThrowsAndLeavesNothing) {
     std::ofstream(path("plain-file")) << "x";
     const std::string under_file = path("plain-file/r.csv");
     try {
-        hr::write_file_atomically(under_file, "data");
+        harness::output::write_file_atomically(under_file, "data");
         FAIL() << "no exception";
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find(under_file), std::string::npos) << e.what();
@@ -31,7 +31,7 @@ TEST_F(AtomicFile, UnwritablePathThrowsAndLeavesNothing) {
     std::filesystem::create_directories(path("occupied/inside"));
     const std::string onto_dir = path("occupied");
     try {
-        hr::write_file_atomically(onto_dir, "data");
+        harness::output::write_file_atomically(onto_dir, "data");
         FAIL() << "no exception";
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find(onto_dir), std::string::npos) << e.what();

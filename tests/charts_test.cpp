@@ -1,7 +1,7 @@
 // The charts of `harness report --charts`: which rows and runs they show, their data files and
 // the gnuplot scripts that draw them. Drawing them is tested end to end.
-#include "results/charts.hpp"
-#include "results/json_sidecar_reporter.hpp"
+#include "report/charts.hpp"
+#include "output/json_sidecar_reporter.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -11,12 +11,11 @@
 #include <fstream>
 
 namespace fs = std::filesystem;
-namespace hr = harness::results;
 
 namespace {
 
-hr::CsvRow row(const std::string& config, const std::string& backend, const std::string& status,
-               double median) {
+harness::output::CsvRow row(const std::string& config, const std::string& backend,
+                            const std::string& status, double median) {
     return {{"config_name", config}, {"backend", backend}, {"device", "cpu"},
             {"math_mode", "fp32"},   {"status", status},   {"median_ms", std::to_string(median)},
             {"p10_ms", "1"},         {"p90_ms", "3"},      {"min_ms", "0.5"},
@@ -28,14 +27,14 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(StepTimeCharts, OneChartPerConfigWithItsOkRows) {
-    const std::vector<hr::CsvRow> rows = {
+    const std::vector<harness::output::CsvRow> rows = {
         row("tiny", "reference", "ok", 2), row("tiny", "onednn", "failed", 0),
         row("tiny", "reference", "ok", 2.5), row("hg8", "cudnn", "ok", 20)};
-    const auto charts = hr::step_time_charts(rows);
+    const auto charts = harness::report::step_time_charts(rows);
     ASSERT_EQ(charts.size(), 2u);
-    const hr::Chart& hg8 = charts[0];  // in config order
+    const harness::report::Chart& hg8 = charts[0];  // in config order
     EXPECT_EQ(hg8.name, "hg8-step-time");
-    const hr::Chart& tiny = charts[1];
+    const harness::report::Chart& tiny = charts[1];
     EXPECT_EQ(tiny.name, "tiny-step-time");
     EXPECT_TRUE(contains(tiny.title, "tiny"));
     // The same backend twice (two rounds) is told apart; the failed row is left out.
@@ -50,29 +49,29 @@ TEST(StepTimeCharts, OneChartPerConfigWithItsOkRows) {
 }
 
 TEST(StepTimeCharts, LogarithmicWhenTheRowsDifferByMoreThanTwentyTimes) {
-    const auto charts =
-        hr::step_time_charts({row("hg8", "onednn", "ok", 9400), row("hg8", "cudnn", "ok", 25)});
+    const auto charts = harness::report::step_time_charts(
+        {row("hg8", "onednn", "ok", 9400), row("hg8", "cudnn", "ok", 25)});
     ASSERT_EQ(charts.size(), 1u);
     EXPECT_TRUE(contains(charts[0].script, "set logscale x"));
     EXPECT_TRUE(contains(charts[0].script, "(logarithmic)"));
 }
 
 TEST(StepTimeCharts, NamesAndLabelsAreSafe) {
-    hr::CsvRow r = row("my config/\"x\"", "a\"b", "ok", 1);
-    const auto charts = hr::step_time_charts({r});
+    harness::output::CsvRow r = row("my config/\"x\"", "a\"b", "ok", 1);
+    const auto charts = harness::report::step_time_charts({r});
     ASSERT_EQ(charts.size(), 1u);
     EXPECT_EQ(charts[0].name, "my_config__x_-step-time");
     EXPECT_TRUE(contains(charts[0].data, "\"a\\\"b (cpu, fp32)\""));
-    EXPECT_TRUE(hr::step_time_charts({}).empty());
+    EXPECT_TRUE(harness::report::step_time_charts({}).empty());
 }
 
 TEST(PhaseCharts, SharesOfThePhasesOfRowsThatReportThem) {
-    hr::CsvRow timed = row("tiny", "reference", "ok", 10);
+    harness::output::CsvRow timed = row("tiny", "reference", "ok", 10);
     timed["forward_ms"] = "2";
     timed["backward_ms"] = "7";
     timed["optimizer_ms"] = "1";
-    const hr::CsvRow untimed = row("tiny", "other", "ok", 10);  // no phases reported
-    const auto charts = hr::phase_charts({timed, untimed});
+    const harness::output::CsvRow untimed = row("tiny", "other", "ok", 10);  // no phases reported
+    const auto charts = harness::report::phase_charts({timed, untimed});
     ASSERT_EQ(charts.size(), 1u);
     EXPECT_EQ(charts[0].name, "tiny-phases");
     EXPECT_TRUE(
@@ -80,17 +79,17 @@ TEST(PhaseCharts, SharesOfThePhasesOfRowsThatReportThem) {
         << charts[0].data;
     EXPECT_FALSE(contains(charts[0].data, "other"));
     EXPECT_TRUE(contains(charts[0].script, "title \"optimizer\""));
-    EXPECT_TRUE(hr::phase_charts({untimed}).empty());
+    EXPECT_TRUE(harness::report::phase_charts({untimed}).empty());
 }
 
 TEST(SampleCharts, OneDataBlockPerRun) {
-    const std::vector<hr::StepSamples> samples = {
+    const std::vector<harness::report::StepSamples> samples = {
         {"tiny", "reference (cpu, fp32)", {1.5, 2.5}, "reference"},
         {"tiny", "onednn (cpu, fp32)", {3}, "onednn"},
         {"hg8", "cudnn (cuda:0, bf16)", {20, 21}, "cudnn"}};
-    const auto charts = hr::sample_charts(samples);
+    const auto charts = harness::report::sample_charts(samples);
     ASSERT_EQ(charts.size(), 2u);
-    const hr::Chart& tiny = charts[1];
+    const harness::report::Chart& tiny = charts[1];
     EXPECT_EQ(tiny.name, "tiny-samples");
     EXPECT_TRUE(contains(tiny.data, "# reference (cpu, fp32)\n# step\tms\n1\t1.5\n2\t2.5\n\n\n"));
     EXPECT_TRUE(contains(tiny.data, "# onednn (cpu, fp32)\n# step\tms\n1\t3\n"));
@@ -112,17 +111,18 @@ protected:
 };
 
 TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
-    hr::Provenance p;
+    harness::output::Provenance p;
     p.config_name = "tiny";
-    hr::BackendRun ok, skipped;
+    harness::output::BackendRun ok, skipped;
     ok.backend = "reference";
     ok.device = "cpu";
     ok.math_mode = "fp32";
     ok.samples_ms = {1, 2, 3};
     skipped.backend = "cudnn";
-    skipped.status = hr::Status::skipped;
-    harness::testing::report(hr::JsonSidecarReporter(path("a.json")), p, {ok, skipped});
-    const auto samples = hr::read_step_samples(path("a.csv"));
+    skipped.status = harness::output::Status::skipped;
+    harness::testing::report(harness::output::JsonSidecarReporter(path("a.json")), p,
+                             {ok, skipped});
+    const auto samples = harness::report::read_step_samples(path("a.csv"));
     ASSERT_EQ(samples.size(), 1u);
     EXPECT_EQ(samples[0].config, "tiny");
     EXPECT_EQ(samples[0].label, "reference (cpu, fp32)");
@@ -131,10 +131,10 @@ TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
 }
 
 TEST_F(StepSamplesFile, NoSidecarMeansNoSamplesAndABrokenOneIsAnError) {
-    EXPECT_TRUE(hr::read_step_samples(path("none.csv")).empty());
+    EXPECT_TRUE(harness::report::read_step_samples(path("none.csv")).empty());
     std::ofstream(path("broken.json")) << "{\"runs\": 3}";
     try {
-        hr::read_step_samples(path("broken.csv"));
+        harness::report::read_step_samples(path("broken.csv"));
         FAIL() << "expected an error";
     } catch (const std::runtime_error& e) {
         EXPECT_TRUE(contains(e.what(), "broken.json")) << e.what();

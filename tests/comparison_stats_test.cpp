@@ -1,7 +1,7 @@
 // The comparisons' statistics (docs/statistics.md) against cases with known answers: the
 // Mann-Whitney U test against SciPy 1.17's scipy.stats.mannwhitneyu and against an enumeration of
 // every ordering; the bootstrap interval against ratios known by construction.
-#include "results/comparison_stats.hpp"
+#include "output/comparison_stats.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -12,31 +12,30 @@
 #include <random>
 #include <vector>
 
-namespace hr = harness::results;
-
 namespace {
 
 using harness::testing::evenly_spread;
-using Method = hr::MannWhitneyMethod;
+using Method = harness::output::MannWhitneyMethod;
 
 // SciPy's documentation example (Mann and Whitney 1947): mannwhitneyu(males, females) gives
 // U = 17 and, exactly, p = 1/9.
 const std::vector<double> kMales = {19, 22, 16, 29, 24}, kFemales = {20, 11, 17, 12};
 
 TEST(MannWhitney, SmallSamplesWithoutTiesAreExactAsInScipy) {
-    const hr::MannWhitney r = hr::mann_whitney_u(kMales, kFemales);
+    const harness::output::MannWhitney r = harness::output::mann_whitney_u(kMales, kFemales);
     EXPECT_TRUE(r.exact);
     EXPECT_EQ(r.u, 17);
     EXPECT_NEAR(r.p, 1.0 / 9, 1e-15);
     // U is of the first sample: swapped, U = 5 * 4 - 17 and the same two-sided p.
-    const hr::MannWhitney swapped = hr::mann_whitney_u(kFemales, kMales);
+    const harness::output::MannWhitney swapped = harness::output::mann_whitney_u(kFemales, kMales);
     EXPECT_EQ(swapped.u, 3);
     EXPECT_NEAR(swapped.p, 1.0 / 9, 1e-15);
 }
 
 TEST(MannWhitney, NormalApproximationMatchesScipyAsymptotic) {
     // mannwhitneyu(males, females, method="asymptotic").pvalue
-    const hr::MannWhitney r = hr::mann_whitney_u(kMales, kFemales, Method::normal);
+    const harness::output::MannWhitney r =
+        harness::output::mann_whitney_u(kMales, kFemales, Method::normal);
     EXPECT_FALSE(r.exact);
     EXPECT_NEAR(r.p, 0.11134688653314041, 1e-12);
 }
@@ -44,12 +43,12 @@ TEST(MannWhitney, NormalApproximationMatchesScipyAsymptotic) {
 TEST(MannWhitney, TiesUseMidranksAndTheTieCorrection) {
     const std::vector<double> x = {1, 2, 2, 3, 4, 5, 5, 6}, y = {3, 4, 4, 6, 7, 8, 8, 9, 10};
     // Ties: the automatic method is the normal approximation, as SciPy's "auto".
-    const hr::MannWhitney r = hr::mann_whitney_u(x, y);
+    const harness::output::MannWhitney r = harness::output::mann_whitney_u(x, y);
     EXPECT_FALSE(r.exact);
     EXPECT_EQ(r.u, 12);
     EXPECT_NEAR(r.p, 0.022974224429824126, 1e-12);
     // method="exact" ignores the ties, as SciPy does.
-    EXPECT_NEAR(hr::mann_whitney_u(x, y, Method::exact).p, 0.02064993829699712, 1e-12);
+    EXPECT_NEAR(harness::output::mann_whitney_u(x, y, Method::exact).p, 0.02064993829699712, 1e-12);
 }
 
 TEST(MannWhitney, UpToTwentyValuesWithoutTiesAreExact) {
@@ -59,11 +58,12 @@ TEST(MannWhitney, UpToTwentyValuesWithoutTiesAreExact) {
                                    18.4, 15.1, 16.6, 14.9, 17.7, 13.3};
     // SciPy's "auto" is exact only when a sample has 8 values or fewer; here both methods are
     // compared with theirs.
-    const hr::MannWhitney r = hr::mann_whitney_u(x, y);
+    const harness::output::MannWhitney r = harness::output::mann_whitney_u(x, y);
     EXPECT_TRUE(r.exact);
     EXPECT_EQ(r.u, 36);
     EXPECT_NEAR(r.p, 0.007404224378245108, 1e-14);
-    EXPECT_NEAR(hr::mann_whitney_u(x, y, Method::normal).p, 0.009040133006019455, 1e-12);
+    EXPECT_NEAR(harness::output::mann_whitney_u(x, y, Method::normal).p, 0.009040133006019455,
+                1e-12);
 }
 
 TEST(MannWhitney, LargerSamplesWithTiesMatchScipy) {
@@ -76,7 +76,7 @@ TEST(MannWhitney, LargerSamplesWithTiesMatchScipy) {
     const std::vector<double> y = {9.27,  10.32, 9.82,  9.99, 11.86, 9.99,  10.77, 11.68, 10.22,
                                    10.69, 10.91, 10.86, 9.57, 10.88, 12.16, 9.25,  11.66, 10.92,
                                    10.16, 12.8,  11.56, 9.6,  10.87, 11.38, 10.61};
-    const hr::MannWhitney r = hr::mann_whitney_u(x, y);
+    const harness::output::MannWhitney r = harness::output::mann_whitney_u(x, y);
     EXPECT_FALSE(r.exact);
     EXPECT_EQ(r.u, 135.5);
     EXPECT_NEAR(r.p, 5.343844915194635e-05, 1e-15);
@@ -86,7 +86,7 @@ TEST(MannWhitney, LargerSamplesWithTiesMatchScipy) {
 TEST(MannWhitney, ExactPIsTheShareOfOrderingsAtLeastAsExtreme) {
     const std::vector<double> x = {1.5, 3.5, 4.5, 7.5, 10.5};
     const std::vector<double> y = {2.5, 5.5, 6.5, 8.5, 9.5, 11.5};
-    const hr::MannWhitney r = hr::mann_whitney_u(x, y);
+    const harness::output::MannWhitney r = harness::output::mann_whitney_u(x, y);
     ASSERT_TRUE(r.exact);
     const double u_min = std::min(r.u, 30 - r.u);
     int extreme = 0, total = 0;
@@ -108,9 +108,9 @@ TEST(MannWhitney, ExactPIsTheShareOfOrderingsAtLeastAsExtreme) {
 
 TEST(MannWhitney, IdenticalSamplesGiveOneAndEmptyOnesNothing) {
     const std::vector<double> x = {3, 1, 4, 1.5, 9, 2.6};
-    EXPECT_EQ(hr::mann_whitney_u(x, x).p, 1);
-    EXPECT_EQ(hr::mann_whitney_u({5, 5, 5}, {5, 5}).p, 1);  // every value tied
-    EXPECT_TRUE(std::isnan(hr::mann_whitney_u({}, x).p));
+    EXPECT_EQ(harness::output::mann_whitney_u(x, x).p, 1);
+    EXPECT_EQ(harness::output::mann_whitney_u({5, 5, 5}, {5, 5}).p, 1);  // every value tied
+    EXPECT_TRUE(std::isnan(harness::output::mann_whitney_u({}, x).p));
 }
 
 TEST(Bootstrap, WellSeparatedSamplesGiveAnIntervalAroundTheTrueRatio) {
@@ -118,7 +118,7 @@ TEST(Bootstrap, WellSeparatedSamplesGiveAnIntervalAroundTheTrueRatio) {
     std::vector<double> slow = evenly_spread(150, 5, 21), fast = evenly_spread(100, 4, 21);
     std::reverse(slow.begin(), slow.end());
     std::rotate(fast.begin(), fast.begin() + 7, fast.end());
-    const hr::Comparison c = hr::compare({{slow, fast}}, "separated");
+    const harness::output::Comparison c = harness::output::compare({{slow, fast}}, "separated");
     EXPECT_EQ(c.rounds, 1);
     EXPECT_DOUBLE_EQ(c.ratio, 1.5);  // the medians are 150 and 100
     EXPECT_TRUE(c.ratio_interval.contains(1.5));
@@ -129,14 +129,16 @@ TEST(Bootstrap, WellSeparatedSamplesGiveAnIntervalAroundTheTrueRatio) {
     EXPECT_TRUE(c.difference_interval.contains(50));
     EXPECT_GT(c.difference_interval.lo, 0);
     EXPECT_LT(c.p, 1e-6);
-    EXPECT_EQ(c.log_ratio_resamples.size(), hr::kBootstrapResamples);
+    EXPECT_EQ(c.log_ratio_resamples.size(), harness::output::kBootstrapResamples);
 }
 
 TEST(Bootstrap, TheSameStreamGivesTheSameBounds) {
     const std::vector<double> a = {10.2, 9.7, 11.5, 10.9, 9.1, 10.4, 12.3, 10.0, 9.8, 10.6};
     const std::vector<double> b = {8.1, 8.9, 7.7, 9.4, 8.4, 8.0, 8.8, 9.9, 8.3, 8.6};
-    const hr::Comparison first = hr::compare({{a, b}}, "hourglass2 x vs y");
-    const hr::Comparison again = hr::compare({{a, b}}, "hourglass2 x vs y");
+    const harness::output::Comparison first =
+        harness::output::compare({{a, b}}, "hourglass2 x vs y");
+    const harness::output::Comparison again =
+        harness::output::compare({{a, b}}, "hourglass2 x vs y");
     EXPECT_EQ(first.ratio_interval.lo, again.ratio_interval.lo);
     EXPECT_EQ(first.ratio_interval.hi, again.ratio_interval.hi);
     EXPECT_EQ(first.log_ratio_resamples, again.log_ratio_resamples);
@@ -145,14 +147,15 @@ TEST(Bootstrap, TheSameStreamGivesTheSameBounds) {
     EXPECT_NEAR(first.ratio_interval.lo, 1.1186440677966101, 1e-12);
     EXPECT_NEAR(first.ratio_interval.hi, 1.3154761904761905, 1e-12);
     // Another stream draws otherwise.
-    const hr::Comparison other = hr::compare({{a, b}}, "hourglass8 x vs y");
+    const harness::output::Comparison other =
+        harness::output::compare({{a, b}}, "hourglass8 x vs y");
     EXPECT_NE(first.log_ratio_resamples, other.log_ratio_resamples);
     EXPECT_EQ(first.ratio, other.ratio);
 }
 
 TEST(Bootstrap, SamplesFromOneDistributionShowNoSignificantDifference) {
     const std::vector<double> a = {10.2, 9.7, 11.5, 10.9, 9.1, 10.4, 12.3, 10.0, 9.8, 10.6};
-    const hr::Comparison same = hr::compare({{a, a}}, "same");
+    const harness::output::Comparison same = harness::output::compare({{a, a}}, "same");
     EXPECT_DOUBLE_EQ(same.ratio, 1);
     EXPECT_TRUE(same.ratio_interval.contains(1));
     EXPECT_TRUE(same.difference_interval.contains(0));
@@ -162,7 +165,7 @@ TEST(Bootstrap, SamplesFromOneDistributionShowNoSignificantDifference) {
     std::vector<double> even, odd;
     const std::vector<double> run = evenly_spread(20, 2, 40);
     for (size_t i = 0; i < run.size(); ++i) (i % 2 ? odd : even).push_back(run[i]);
-    const hr::Comparison halves = hr::compare({{even, odd}}, "halves");
+    const harness::output::Comparison halves = harness::output::compare({{even, odd}}, "halves");
     EXPECT_FALSE(halves.significant());
     EXPECT_GT(halves.p, 0.5);
 }
@@ -181,7 +184,8 @@ TEST(Bootstrap, IntervalsHoldTheTrueRatioAboutNinetyFivePercentOfTheTime) {
         std::vector<double> slow, fast;
         for (int i = 0; i < 25; ++i) slow.push_back(uniform(135, 165));
         for (int i = 0; i < 25; ++i) fast.push_back(uniform(80, 120));
-        const hr::Comparison c = hr::compare({{slow, fast}}, "coverage " + std::to_string(t));
+        const harness::output::Comparison c =
+            harness::output::compare({{slow, fast}}, "coverage " + std::to_string(t));
         holding += c.ratio_interval.contains(1.5);
         EXPECT_TRUE(c.significant());
     }
@@ -190,7 +194,8 @@ TEST(Bootstrap, IntervalsHoldTheTrueRatioAboutNinetyFivePercentOfTheTime) {
 }
 
 TEST(Bootstrap, ConstantStepsGiveTheRatioWithNoSpread) {
-    const hr::Comparison c = hr::compare({{{3, 3, 3}, {2, 2, 2, 2}}}, "constant");
+    const harness::output::Comparison c =
+        harness::output::compare({{{3, 3, 3}, {2, 2, 2, 2}}}, "constant");
     EXPECT_DOUBLE_EQ(c.ratio, 1.5);
     EXPECT_DOUBLE_EQ(c.ratio_interval.lo, 1.5);
     EXPECT_DOUBLE_EQ(c.ratio_interval.hi, 1.5);
@@ -200,11 +205,11 @@ TEST(Bootstrap, ConstantStepsGiveTheRatioWithNoSpread) {
 }
 
 TEST(Bootstrap, TheMedianOfAnEvenCountIsTheMidpoint) {
-    EXPECT_DOUBLE_EQ(hr::compare({{{1, 4, 2, 3}, {2, 2}}}, "even").ratio, 1.25);
+    EXPECT_DOUBLE_EQ(harness::output::compare({{{1, 4, 2, 3}, {2, 2}}}, "even").ratio, 1.25);
 }
 
 TEST(Bootstrap, OneStepGivesARatioButNoInterval) {
-    const hr::Comparison c = hr::compare({{{6}, {4, 4, 4}}}, "one step");
+    const harness::output::Comparison c = harness::output::compare({{{6}, {4, 4, 4}}}, "one step");
     EXPECT_DOUBLE_EQ(c.ratio, 1.5);
     EXPECT_FALSE(c.ratio_interval.known());
     EXPECT_FALSE(c.significant());
@@ -212,20 +217,20 @@ TEST(Bootstrap, OneStepGivesARatioButNoInterval) {
 }
 
 TEST(Bootstrap, StepsThatAreNotPositiveNumbersAreLeftOut) {
-    const hr::Comparison c = hr::compare(
+    const harness::output::Comparison c = harness::output::compare(
         {{{3, NAN, 3, 0, 3}, {2, 2, -1, INFINITY}}, {{}, {2, 2}}, {{3}, {}}}, "filtered");
     EXPECT_EQ(c.rounds, 1);
     EXPECT_DOUBLE_EQ(c.ratio, 1.5);
-    EXPECT_EQ(hr::compare({{{}, {2}}}, "nothing").rounds, 0);
+    EXPECT_EQ(harness::output::compare({{{}, {2}}}, "nothing").rounds, 0);
 }
 
 // Three rounds whose steps are constant: each round's ratio is known (1.2, 1.5, 1.8), the ratio is
 // their geometric mean, and the interval comes from drawing rounds alone. All three drawn rounds
 // are the 1.2 round with probability 1/27 > 2.5%, so the lower bound is 1.2, and the upper 1.8.
 TEST(Bootstrap, RoundsAreDrawnAsWellAsSteps) {
-    const std::vector<hr::Round> rounds = {
+    const std::vector<harness::output::Round> rounds = {
         {{12, 12, 12}, {10, 10, 10}}, {{15, 15, 15}, {10, 10}}, {{36, 36}, {20, 20, 20}}};
-    const hr::Comparison c = hr::compare(rounds, "rounds");
+    const harness::output::Comparison c = harness::output::compare(rounds, "rounds");
     EXPECT_EQ(c.rounds, 3);
     EXPECT_NEAR(c.ratio, std::cbrt(1.2 * 1.5 * 1.8), 1e-12);
     EXPECT_NEAR(c.ratio_interval.lo, 1.2, 1e-12);
@@ -239,14 +244,14 @@ TEST(Bootstrap, RoundsAreDrawnAsWellAsSteps) {
 // Rounds on a machine whose speed drifts: the run is 1.5 times the baseline in every round, so
 // each round's ratio, and their geometric mean, is 1.5 although the rounds' medians differ.
 TEST(Bootstrap, RoundsCompareEachRunWithTheBaselineOfItsRound) {
-    std::vector<hr::Round> rounds;
+    std::vector<harness::output::Round> rounds;
     for (double scale : {1.0, 1.3, 0.8}) {
-        hr::Round r;
+        harness::output::Round r;
         for (double v : evenly_spread(100, 6, 15)) r.baseline_ms.push_back(scale * v);
         for (double v : evenly_spread(150, 9, 15)) r.ms.push_back(scale * v);
         rounds.push_back(r);
     }
-    const hr::Comparison c = hr::compare(rounds, "drift");
+    const harness::output::Comparison c = harness::output::compare(rounds, "drift");
     EXPECT_NEAR(c.ratio, 1.5, 1e-12);
     EXPECT_TRUE(c.ratio_interval.contains(1.5));
     EXPECT_GT(c.ratio_interval.lo, 1.4);
@@ -254,28 +259,31 @@ TEST(Bootstrap, RoundsCompareEachRunWithTheBaselineOfItsRound) {
 }
 
 TEST(GeometricMean, OfKnownRatios) {
-    const hr::Comparison two = hr::compare({{{4, 4}, {2, 2}}}, "a"),
-                         eight = hr::compare({{{8, 8, 8}, {1, 1}}}, "b"),
-                         half = hr::compare({{{1, 1}, {2, 2}}}, "c");
-    hr::GeometricMean g = hr::geometric_mean({&two, &eight});
+    const harness::output::Comparison two = harness::output::compare({{{4, 4}, {2, 2}}}, "a"),
+                                      eight = harness::output::compare({{{8, 8, 8}, {1, 1}}}, "b"),
+                                      half = harness::output::compare({{{1, 1}, {2, 2}}}, "c");
+    harness::output::GeometricMean g = harness::output::geometric_mean({&two, &eight});
     EXPECT_EQ(g.comparisons, 2);
     EXPECT_DOUBLE_EQ(g.ratio, 4);
     EXPECT_DOUBLE_EQ(g.ratio_interval.lo, 4);
     EXPECT_DOUBLE_EQ(g.ratio_interval.hi, 4);
     EXPECT_TRUE(g.significant());
-    g = hr::geometric_mean({&two, &half});
+    g = harness::output::geometric_mean({&two, &half});
     EXPECT_DOUBLE_EQ(g.ratio, 1);
     EXPECT_FALSE(g.significant());
-    EXPECT_NEAR(hr::geometric_mean({&two, &eight, &half}).ratio, 2, 1e-15);  // cbrt(2 * 8 / 2)
+    EXPECT_NEAR(harness::output::geometric_mean({&two, &eight, &half}).ratio, 2,
+                1e-15);  // cbrt(2 * 8 / 2)
 }
 
 TEST(GeometricMean, ItsIntervalCombinesTheConfigsResamples) {
     // Two configs, the run 1.5 and 1.2 times the baseline: the geometric mean is sqrt(1.8).
-    const hr::Comparison a = hr::compare({{evenly_spread(150, 9, 15), evenly_spread(100, 6, 15)}},
-                                         "a"),
-                         b = hr::compare({{evenly_spread(120, 6, 15), evenly_spread(100, 5, 15)}},
-                                         "b");
-    const hr::GeometricMean g = hr::geometric_mean({&a, &b});
+    const harness::output::Comparison a = harness::output::compare(
+                                          {{evenly_spread(150, 9, 15), evenly_spread(100, 6, 15)}},
+                                          "a"),
+                                      b = harness::output::compare(
+                                          {{evenly_spread(120, 6, 15), evenly_spread(100, 5, 15)}},
+                                          "b");
+    const harness::output::GeometricMean g = harness::output::geometric_mean({&a, &b});
     EXPECT_NEAR(g.ratio, std::sqrt(1.8), 1e-12);
     EXPECT_TRUE(g.ratio_interval.contains(std::sqrt(1.8)));
     // Averaging two independent log ratios narrows the interval below the wider of the two.
@@ -283,9 +291,9 @@ TEST(GeometricMean, ItsIntervalCombinesTheConfigsResamples) {
               std::max(std::log(a.ratio_interval.hi / a.ratio_interval.lo),
                        std::log(b.ratio_interval.hi / b.ratio_interval.lo)));
     // A comparison without resamples leaves the mean without an interval.
-    const hr::Comparison one_step = hr::compare({{{6}, {4}}}, "one step");
-    EXPECT_FALSE(hr::geometric_mean({&a, &one_step}).ratio_interval.known());
-    EXPECT_EQ(hr::geometric_mean({}).comparisons, 0);
+    const harness::output::Comparison one_step = harness::output::compare({{{6}, {4}}}, "one step");
+    EXPECT_FALSE(harness::output::geometric_mean({&a, &one_step}).ratio_interval.known());
+    EXPECT_EQ(harness::output::geometric_mean({}).comparisons, 0);
 }
 
 }  // namespace

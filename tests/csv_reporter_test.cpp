@@ -1,6 +1,6 @@
-#include "results/csv_reporter.hpp"
-#include "results/csv_reader.hpp"
-#include "results/run_json.hpp"
+#include "output/csv_reporter.hpp"
+#include "output/csv_reader.hpp"
+#include "output/run_json.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -12,39 +12,43 @@ using namespace harness::testing;
 class CsvReporter : public ResultsFiles {};
 
 TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
-    report(hr::CsvReporter(path("r.csv")), provenance(), {});
+    report(harness::output::CsvReporter(path("r.csv")), provenance(), {});
     const std::string text = slurp(path("r.csv"));
     std::string expected;
-    for (const std::string& c : hr::csv_columns()) expected += (expected.empty() ? "" : ",") + c;
+    for (const std::string& c : harness::output::csv_columns())
+        expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(text, expected + "\n");
-    EXPECT_EQ(hr::csv_columns().front(), "schema_version");
-    EXPECT_EQ(hr::csv_columns().back(), "environment");  // the newest, added at the end
-    EXPECT_EQ(hr::csv_columns().size(), 59u);
+    EXPECT_EQ(harness::output::csv_columns().front(), "schema_version");
+    EXPECT_EQ(harness::output::csv_columns().back(),
+              "environment");  // the newest, added at the end
+    EXPECT_EQ(harness::output::csv_columns().size(), 59u);
 }
 
 // What an entry's `environment:` set is kept in its row and in the sidecar.
 TEST_F(CsvReporter, TheEnvironmentAnEntrySetIsInItsRowAndItsSidecar) {
     auto run = full_run();
     run.environment = {{"TF_ENABLE_ONEDNN_OPTS", "0"}, {"OMP_PROC_BIND", "close"}};
-    report(hr::CsvReporter(path("r.csv")), provenance(), {run, skipped_run()});
-    const auto rows = hr::read_csv(path("r.csv"));
+    report(harness::output::CsvReporter(path("r.csv")), provenance(), {run, skipped_run()});
+    const auto rows = harness::output::read_csv(path("r.csv"));
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0].at("environment"), "OMP_PROC_BIND=close;TF_ENABLE_ONEDNN_OPTS=0");
     EXPECT_EQ(rows[1].at("environment"), "");
-    EXPECT_EQ(hr::backend_run_from_json(hr::to_json(run)).environment, run.environment);
+    EXPECT_EQ(harness::output::backend_run_from_json(harness::output::to_json(run)).environment,
+              run.environment);
 }
 
 TEST_F(CsvReporter, RoundTrip) {
-    report(hr::CsvReporter(path("r.csv")), provenance(), {full_run(), skipped_run()});
-    const auto rows = hr::read_csv(path("r.csv"));
+    report(harness::output::CsvReporter(path("r.csv")), provenance(), {full_run(), skipped_run()});
+    const auto rows = harness::output::read_csv(path("r.csv"));
     ASSERT_EQ(rows.size(), 2u);
     for (const auto& row : rows) {
-        ASSERT_EQ(row.size(), hr::csv_columns().size());
-        for (const std::string& c : hr::csv_columns()) EXPECT_EQ(row.count(c), 1u) << c;
+        ASSERT_EQ(row.size(), harness::output::csv_columns().size());
+        for (const std::string& c : harness::output::csv_columns())
+            EXPECT_EQ(row.count(c), 1u) << c;
     }
 
     const auto& ok = rows[0];
-    EXPECT_EQ(ok.at("schema_version"), std::to_string(hr::kSchemaVersion));
+    EXPECT_EQ(ok.at("schema_version"), std::to_string(harness::output::kSchemaVersion));
     EXPECT_EQ(ok.at("cpu_model"), "AMD EPYC 9654, 96-Core");
     EXPECT_EQ(ok.at("options"), "layout=nChw16c;threads=16");
     EXPECT_EQ(ok.at("libraries"), "dnnl=3.5.3;openmp=4.5");
@@ -89,55 +93,55 @@ TEST_F(CsvReporter, RoundTrip) {
 // An entry's own placement wins over the config's; a run without one (read from a results file
 // written before entries had their own) takes the config's.
 TEST_F(CsvReporter, PlacementIsTheEntrysElseTheConfigs) {
-    hr::BackendRun host = full_run();
+    harness::output::BackendRun host = full_run();
     host.placement = "host";
-    hr::BackendRun unknown = skipped_run();
+    harness::output::BackendRun unknown = skipped_run();
     unknown.placement = "";
-    report(hr::CsvReporter(path("r.csv")), provenance(), {host, unknown});
-    const auto rows = hr::read_csv(path("r.csv"));
+    report(harness::output::CsvReporter(path("r.csv")), provenance(), {host, unknown});
+    const auto rows = harness::output::read_csv(path("r.csv"));
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0].at("placement"), "host");
     EXPECT_EQ(rows[1].at("placement"), "device");
 }
 
 TEST_F(CsvReporter, QuotesCommasQuotesAndNewlines) {
-    hr::BackendRun r = skipped_run();
-    r.status = hr::Status::failed;
+    harness::output::BackendRun r = skipped_run();
+    r.status = harness::output::Status::failed;
     r.message = "bad \"shape\", got 3\nexpected 4\r\nsee log";
-    report(hr::CsvReporter(path("r.csv")), provenance(), {r});
+    report(harness::output::CsvReporter(path("r.csv")), provenance(), {r});
 
     const std::string text = slurp(path("r.csv"));
     EXPECT_NE(text.find("\"bad \"\"shape\"\", got 3\nexpected 4\r\nsee log\""), std::string::npos)
         << text;
     EXPECT_NE(text.find("\"AMD EPYC 9654, 96-Core\""), std::string::npos);
-    const auto rows = hr::read_csv(path("r.csv"));
+    const auto rows = harness::output::read_csv(path("r.csv"));
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].at("message"), r.message);
     EXPECT_EQ(rows[0].at("status"), "failed");
 }
 
 TEST_F(CsvReporter, NonFiniteLossesAreSpelledOut) {
-    hr::BackendRun r = full_run();
+    harness::output::BackendRun r = full_run();
     r.warmup_losses.clear();
     r.losses = {-kInf, 1.0, kNaN};
     r.nonfinite_loss = true;
-    report(hr::CsvReporter(path("r.csv")), provenance(), {r});
-    const auto rows = hr::read_csv(path("r.csv"));
+    report(harness::output::CsvReporter(path("r.csv")), provenance(), {r});
+    const auto rows = harness::output::read_csv(path("r.csv"));
     EXPECT_EQ(rows[0].at("first_loss"), "-inf");
     EXPECT_EQ(rows[0].at("last_loss"), "nan");
     EXPECT_EQ(rows[0].at("nonfinite_loss"), "true");
 }
 
 TEST_F(CsvReporter, EnvironmentWarningsAreEmptyWhenNoneIsAWarning) {
-    hr::Provenance p = provenance();
+    harness::output::Provenance p = provenance();
     for (auto& f : p.environment) f.warning = false;
-    report(hr::CsvReporter(path("r.csv")), p, {skipped_run()});
-    EXPECT_EQ(hr::read_csv(path("r.csv"))[0].at("environment_warnings"), "");
+    report(harness::output::CsvReporter(path("r.csv")), p, {skipped_run()});
+    EXPECT_EQ(harness::output::read_csv(path("r.csv"))[0].at("environment_warnings"), "");
 }
 
 TEST_F(CsvReporter, CreatesParentDirectories) {
-    report(hr::CsvReporter(path("a/b/r.csv")), provenance(), {skipped_run()});
-    EXPECT_EQ(hr::read_csv(path("a/b/r.csv")).size(), 1u);
+    report(harness::output::CsvReporter(path("a/b/r.csv")), provenance(), {skipped_run()});
+    EXPECT_EQ(harness::output::read_csv(path("a/b/r.csv")).size(), 1u);
 }
 
 }  // namespace

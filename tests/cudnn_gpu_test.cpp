@@ -88,7 +88,7 @@ StepCapture reference_run(hb_rmsprop_variant variant,
     plain.options = {{"threads", "4"}};
     for (const auto& kv : settings) plain.options.push_back(kv);
     const std::unique_ptr<hb::Session> session =
-        reference::make_session(describe_session(plain, o, options, "cpu"));
+        hb_reference::make_session(describe_session(plain, o, options, "cpu"));
     const auto& p = problem();
     return harness::testing::capture_after(
         p.graph, harness::testing::run_steps(*session, {p.graph, p.state, p.batches}, 2), 2);
@@ -150,7 +150,7 @@ TEST_P(CudnnStep, PassesTheCheckAgainstTheReference) {
 INSTANTIATE_TEST_SUITE_P(
     Modes, CudnnStep,
     ::testing::Values(StepMode{"fp32_nchw", {}}, StepMode{"fp32_nhwc", {{"layout", "nhwc"}}},
-                      StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fused_bn_relu", "true"}}},
+                      StepMode{"fused_nhwc", {{"layout", "nhwc"}, {"fuse_batchnorm_relu", "true"}}},
                       StepMode{"graphs", {{"cuda_graphs", "true"}}},
                       StepMode{"graphs_host", {{"cuda_graphs", "true"}}, HB_PLACEMENT_HOST},
                       StepMode{"host_nhwc", {{"layout", "nhwc"}}, HB_PLACEMENT_HOST},
@@ -162,12 +162,12 @@ INSTANTIATE_TEST_SUITE_P(
                                {{"convolutions", "legacy"},
                                 {"batchnorm", "legacy"},
                                 {"layout", "nhwc"},
-                                {"fused_bn_relu", "true"}}},
+                                {"fuse_batchnorm_relu", "true"}}},
                       StepMode{"tf32", {{"math", "tf32"}}}, StepMode{"bf16", {{"math", "bf16"}}},
                       StepMode{"bf16_nhwc_fused_graphs",
                                {{"math", "bf16"},
                                 {"layout", "nhwc"},
-                                {"fused_bn_relu", "true"},
+                                {"fuse_batchnorm_relu", "true"},
                                 {"cuda_graphs", "true"}},
                                HB_PLACEMENT_HOST}),
     [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
@@ -303,11 +303,11 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudnnProfile,
                                                     {{"convolutions", "legacy"},
                                                      {"batchnorm", "legacy"},
                                                      {"layout", "nhwc"},
-                                                     {"fused_bn_relu", "true"}}},
+                                                     {"fuse_batchnorm_relu", "true"}}},
                                            StepMode{"bf16_nhwc_fused_graphs",
                                                     {{"math", "bf16"},
                                                      {"layout", "nhwc"},
-                                                     {"fused_bn_relu", "true"},
+                                                     {"fuse_batchnorm_relu", "true"},
                                                      {"cuda_graphs", "true"}},
                                                     HB_PLACEMENT_HOST}),
                          [](const ::testing::TestParamInfo<StepMode>& mode) {
@@ -525,15 +525,14 @@ TEST_P(CudnnSplitStep, UpdateReadsTheBuffers) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, CudnnSplitStep,
-                         ::testing::Values(StepMode{"fp32_nchw", {}},
-                                           StepMode{"host_nhwc_fused",
-                                                    {{"layout", "nhwc"}, {"fused_bn_relu", "true"}},
-                                                    HB_PLACEMENT_HOST},
-                                           StepMode{"bf16", {{"math", "bf16"}}}),
-                         [](const ::testing::TestParamInfo<StepMode>& mode) {
-                             return mode.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CudnnSplitStep,
+    ::testing::Values(StepMode{"fp32_nchw", {}},
+                      StepMode{"host_nhwc_fused",
+                               {{"layout", "nhwc"}, {"fuse_batchnorm_relu", "true"}},
+                               HB_PLACEMENT_HOST},
+                      StepMode{"bf16", {{"math", "bf16"}}}),
+    [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
 
 // ------------------------------------------------------------------------ the input's gradient
 
@@ -548,7 +547,7 @@ StepCapture reference_input_gradient(const std::map<std::string, std::string>& s
     for (const auto& kv : settings) plain.options.push_back(kv);
     hb_session_desc desc = describe_session(plain, o, options, "cpu");
     desc.input_gradient = 1;
-    const std::unique_ptr<hb::Session> session = reference::make_session(desc);
+    const std::unique_ptr<hb::Session> session = hb_reference::make_session(desc);
     const auto& p = problem();
     session->load_state(harness::testing::pointers(p.state).data());
     set_problem_batches(*session);
@@ -618,28 +617,27 @@ TEST_P(CudnnInputGradient, MatchesTheReference) {
 
 // The graph API and cuDNN's legacy calls, in each layout, with the batch on the host or the
 // device, captured, and in bf16.
-INSTANTIATE_TEST_SUITE_P(Modes, CudnnInputGradient,
-                         ::testing::Values(StepMode{"fp32_nchw", {}},
-                                           StepMode{"legacy_calls_nhwc",
-                                                    {{"convolutions", "legacy"},
-                                                     {"batchnorm", "legacy"},
-                                                     {"layout", "nhwc"},
-                                                     {"fused_bn_relu", "true"}}},
-                                           StepMode{"legacy_calls", {{"convolutions", "legacy"}}},
-                                           StepMode{"graphs", {{"cuda_graphs", "true"}}},
-                                           StepMode{"host_nhwc_fused",
-                                                    {{"layout", "nhwc"}, {"fused_bn_relu", "true"}},
-                                                    HB_PLACEMENT_HOST},
-                                           StepMode{"bf16", {{"math", "bf16"}}},
-                                           StepMode{"bf16_nhwc_fused_graphs",
-                                                    {{"math", "bf16"},
-                                                     {"layout", "nhwc"},
-                                                     {"fused_bn_relu", "true"},
-                                                     {"cuda_graphs", "true"}},
-                                                    HB_PLACEMENT_HOST}),
-                         [](const ::testing::TestParamInfo<StepMode>& mode) {
-                             return mode.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CudnnInputGradient,
+    ::testing::Values(StepMode{"fp32_nchw", {}},
+                      StepMode{"legacy_calls_nhwc",
+                               {{"convolutions", "legacy"},
+                                {"batchnorm", "legacy"},
+                                {"layout", "nhwc"},
+                                {"fuse_batchnorm_relu", "true"}}},
+                      StepMode{"legacy_calls", {{"convolutions", "legacy"}}},
+                      StepMode{"graphs", {{"cuda_graphs", "true"}}},
+                      StepMode{"host_nhwc_fused",
+                               {{"layout", "nhwc"}, {"fuse_batchnorm_relu", "true"}},
+                               HB_PLACEMENT_HOST},
+                      StepMode{"bf16", {{"math", "bf16"}}},
+                      StepMode{"bf16_nhwc_fused_graphs",
+                               {{"math", "bf16"},
+                                {"layout", "nhwc"},
+                                {"fuse_batchnorm_relu", "true"},
+                                {"cuda_graphs", "true"}},
+                               HB_PLACEMENT_HOST}),
+    [](const ::testing::TestParamInfo<StepMode>& mode) { return mode.param.name; });
 
 // Not asked for it, a session computes no input gradient, holds no memory for it, and refuses to
 // read one, saying why; asked, it reads one after a step only.

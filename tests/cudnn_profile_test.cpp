@@ -23,7 +23,7 @@
 
 namespace {
 
-using namespace cudnn_backend;
+using namespace hb_cudnn;
 
 // Two stacks of depth 2, as the other cudnn tests plan them.
 struct Problem {

@@ -34,7 +34,7 @@
 
 namespace {
 
-using namespace cudnn_backend;
+using namespace hb_cudnn;
 
 struct Problem {
     harness::model::Graph graph =
@@ -67,14 +67,14 @@ hb_status status_of(const std::vector<hb_option>& options, const char* device = 
 }
 
 TEST(CudnnEvents, RecordedAsGraphNodesOnlyWhileCapturing) {
-    using cudnn_backend::event_record_flags;
+    using hb_cudnn::event_record_flags;
     EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusActive), cudaEventRecordExternal);
     EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusNone), cudaEventRecordDefault);
     EXPECT_EQ(event_record_flags(cudaStreamCaptureStatusInvalidated), cudaEventRecordDefault);
 }
 
 TEST(CudnnGraphConvolution, EnginesAdmittedByMathMode) {
-    using cudnn_backend::EngineNotes;
+    using hb_cudnn::EngineNotes;
     const EngineNotes plain, tensor_core{true, false, false}, down{false, true, false},
         reduced{true, false, true};
     EXPECT_TRUE(MathMode(Math::fp32).admits(plain));
@@ -125,9 +125,12 @@ TEST(CudnnMathMode, WhatEachModeImplies) {
 
 TEST(CudnnOptions, DefaultsAndValues) {
     const hb_optimizer o = rmsprop();
-    std::vector<hb_option> options = {{"math", "tf32"},           {"layout", "nhwc"},
-                                      {"fused_bn_relu", "true"},  {"cuda_graphs", "1"},
-                                      {"convolutions", "legacy"}, {"batchnorm", "legacy"}};
+    std::vector<hb_option> options = {{"math", "tf32"},
+                                      {"layout", "nhwc"},
+                                      {"fuse_batchnorm_relu", "true"},
+                                      {"cuda_graphs", "1"},
+                                      {"convolution_api", "legacy"},
+                                      {"batchnorm_api", "legacy"}};
     hb_session_desc desc{};
     desc.struct_size = sizeof(desc);
     desc.graph = problem().abi.get();
@@ -141,7 +144,7 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(s.layout, Layout::nhwc);
     EXPECT_EQ(s.convolutions, ConvolutionApi::legacy);
     EXPECT_EQ(s.batchnorm, BatchNormApi::legacy);
-    EXPECT_TRUE(s.fused_bn_relu);
+    EXPECT_TRUE(s.fuse_batchnorm_relu);
     EXPECT_TRUE(s.cuda_graphs);
     EXPECT_EQ(s.device, 3);
     EXPECT_EQ(s.placement, HB_PLACEMENT_HOST);
@@ -152,7 +155,7 @@ TEST(CudnnOptions, DefaultsAndValues) {
     EXPECT_EQ(d.layout, Layout::nchw);
     EXPECT_EQ(d.convolutions, ConvolutionApi::graph);
     EXPECT_EQ(d.batchnorm, BatchNormApi::ex);
-    EXPECT_FALSE(d.fused_bn_relu);
+    EXPECT_FALSE(d.fuse_batchnorm_relu);
     EXPECT_FALSE(d.cuda_graphs);
     EXPECT_EQ(MathMode(d.math).storage(), Storage::f32);
 
@@ -184,10 +187,10 @@ TEST(CudnnOptions, Rejections) {
     EXPECT_EQ(status_of({{"math", "fp16"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"math", "fp64"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"layout", "chwn"}}), HB_UNSUPPORTED);
-    EXPECT_EQ(status_of({{"convolutions", "v7"}}), HB_UNSUPPORTED);
-    EXPECT_EQ(status_of({{"batchnorm", "v7"}}), HB_UNSUPPORTED);
+    EXPECT_EQ(status_of({{"convolution_api", "v7"}}), HB_UNSUPPORTED);
+    EXPECT_EQ(status_of({{"batchnorm_api", "v7"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({{"cuda_graph", "true"}}), HB_UNSUPPORTED);
-    EXPECT_EQ(status_of({{"fused_bn_relu", "maybe"}}), HB_UNSUPPORTED);
+    EXPECT_EQ(status_of({{"fuse_batchnorm_relu", "maybe"}}), HB_UNSUPPORTED);
     EXPECT_EQ(status_of({}, "cpu"), HB_UNAVAILABLE);
     EXPECT_EQ(status_of({}, "cuda:x"), HB_UNAVAILABLE);
     EXPECT_EQ(status_of({}, "cuda"), HB_OK);
@@ -548,16 +551,16 @@ TEST(CudnnKernelMath, RmsPropMatchesReference) {
 }
 
 TEST(CudnnKernelMath, MseGradientMatchesReference) {
-    reference::ThreadPool pool(1);
+    hb_reference::ThreadPool pool(1);
     const int n = 257;
     std::vector<float> y(n), t(n), expected(n, 0.0f);
     for (int i = 0; i < n; ++i) y[i] = 0.01f * float(i % 17), t[i] = 0.02f * float(i % 5);
-    reference::mse_loss_backward(pool, n, y.data(), t.data(), 0.5, expected.data());
+    hb_reference::mse_loss_backward(pool, n, y.data(), t.data(), 0.5, expected.data());
     const float scale = math::mse_gradient_scale(0.5, n);
     for (int i = 0; i < n; ++i) EXPECT_EQ(math::mse_gradient(y[i], t[i], scale), expected[i]);
     double sum = 0;
     for (int i = 0; i < n; ++i) sum += math::squared_difference(y[i], t[i]);
-    EXPECT_DOUBLE_EQ(0.5 * sum / n, reference::mse_loss_forward(n, y.data(), t.data(), 0.5));
+    EXPECT_DOUBLE_EQ(0.5 * sum / n, hb_reference::mse_loss_forward(n, y.data(), t.data(), 0.5));
 }
 
 TEST(CudnnKernelMath, MaxPoolGradientGoesToFirstMaximum) {
@@ -566,12 +569,12 @@ TEST(CudnnKernelMath, MaxPoolGradientGoesToFirstMaximum) {
     EXPECT_EQ(math::first_max_position(0, 1, 2, 2), 2);
     EXPECT_EQ(math::first_max_position(0, 1, 2, 3), 3);
     // Against the reference on data full of ties, including odd sizes.
-    reference::ThreadPool pool(1);
-    const reference::Dims d{2, 3, 7, 6};
+    hb_reference::ThreadPool pool(1);
+    const hb_reference::Dims d{2, 3, 7, 6};
     std::vector<float> x(size_t(d.elements())), dy(size_t(d.n * d.c * 3 * 3)), dx(x.size(), 0.0f);
     for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 7) % 3);
     for (size_t i = 0; i < dy.size(); ++i) dy[i] = float(i + 1);
-    reference::maxpool2d_backward(pool, d, x.data(), dy.data(), dx.data());
+    hb_reference::maxpool2d_backward(pool, d, x.data(), dy.data(), dx.data());
     for (int64_t p = 0; p < d.n * d.c; ++p)
         for (int64_t h = 0; h < d.h; ++h)
             for (int64_t w = 0; w < d.w; ++w) {
@@ -590,11 +593,11 @@ TEST(CudnnKernelMath, MaxPoolGradientGoesToFirstMaximum) {
 }
 
 TEST(CudnnKernelMath, UpsampleGradientSumsEachBlock) {
-    reference::ThreadPool pool(1);
-    const reference::Dims d{1, 2, 3, 4};
+    hb_reference::ThreadPool pool(1);
+    const hb_reference::Dims d{1, 2, 3, 4};
     std::vector<float> dy(size_t(4 * d.elements())), dx(size_t(d.elements()), 0.0f);
     for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.1f * float(i) + 1.0f / float(i + 3);
-    reference::upsample_backward(pool, d, dy.data(), dx.data());
+    hb_reference::upsample_backward(pool, d, dy.data(), dx.data());
     const int64_t ow = 2 * d.w;
     for (int64_t c = 0; c < d.c; ++c)
         for (int64_t h = 0; h < d.h; ++h)
@@ -652,8 +655,8 @@ TEST(CudnnKernelMath, Bf16RoundsToNearestEven) {
 // The backend's own batch norm (bf16 math), composed on the host from the per-channel and
 // per-element functions its kernels use, against the reference backend in float32.
 TEST(CudnnKernelMath, BatchNormMatchesReference) {
-    reference::ThreadPool pool(1);
-    const reference::Dims d{3, 4, 5, 6};
+    hb_reference::ThreadPool pool(1);
+    const hb_reference::Dims d{3, 4, 5, 6};
     const int64_t C = d.c, plane = d.plane(), count = d.n * plane;
     std::mt19937 rng(11);
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -665,17 +668,17 @@ TEST(CudnnKernelMath, BatchNormMatchesReference) {
     for (size_t i = 0; i < x.size(); ++i)
         x[i] = 3.0f * float((i / size_t(plane)) % static_cast<size_t>(C)) + normal(rng);
     for (float& g : dy) g = normal(rng);
-    const reference::BatchNormParams params{0.1, 1e-5};
+    const hb_reference::BatchNormParams params{0.1, 1e-5};
     std::vector<float> expected_y(x.size()), rm(static_cast<size_t>(C), 0.0f),
         rv(static_cast<size_t>(C), 1.0f);
-    reference::BatchStatistics stats;
-    reference::batchnorm_forward(pool, d, params, x.data(), gamma.data(), beta.data(),
-                                 expected_y.data(), rm.data(), rv.data(), stats);
+    hb_reference::BatchStatistics stats;
+    hb_reference::batchnorm_forward(pool, d, params, x.data(), gamma.data(), beta.data(),
+                                    expected_y.data(), rm.data(), rv.data(), stats);
     std::vector<float> expected_dx(x.size()), expected_dgamma(static_cast<size_t>(C)),
         expected_dbeta(static_cast<size_t>(C));
-    reference::batchnorm_backward(pool, d, x.data(), gamma.data(), stats, dy.data(),
-                                  expected_dx.data(), expected_dgamma.data(),
-                                  expected_dbeta.data());
+    hb_reference::batchnorm_backward(pool, d, x.data(), gamma.data(), stats, dy.data(),
+                                     expected_dx.data(), expected_dgamma.data(),
+                                     expected_dbeta.data());
 
     auto at = [&](int64_t n, int64_t c, int64_t i) { return size_t((n * C + c) * plane + i); };
     for (int64_t c = 0; c < C; ++c) {

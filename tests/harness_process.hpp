@@ -4,11 +4,14 @@
 
 #include "test_paths.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace harness::testing {
@@ -58,5 +61,11 @@ public:
 private:
     std::filesystem::path path_;
 };
+
+// A JSON file the harness wrote.
+inline nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
 
 }  // namespace harness::testing

@@ -1,5 +1,5 @@
-#include "results/json_sidecar_reporter.hpp"
-#include "results/run_json.hpp"
+#include "output/json_sidecar_reporter.hpp"
+#include "output/run_json.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -11,9 +11,10 @@ using namespace harness::testing;
 class JsonSidecarReporter : public ResultsFiles {};
 
 TEST_F(JsonSidecarReporter, HoldsTheProvenanceAndEveryRunWhole) {
-    report(hr::JsonSidecarReporter(path("r.json")), provenance(), {full_run(), skipped_run()});
+    report(harness::output::JsonSidecarReporter(path("r.json")), provenance(),
+           {full_run(), skipped_run()});
     const auto doc = nlohmann::json::parse(slurp(path("r.json")));
-    EXPECT_EQ(doc.at("schema_version"), hr::kSchemaVersion);
+    EXPECT_EQ(doc.at("schema_version"), harness::output::kSchemaVersion);
     EXPECT_EQ(doc.at("provenance").at("config_path"), "configs/hourglass8.yaml");
     EXPECT_EQ(doc.at("provenance").at("seed"), 42);
     const auto& environment = doc.at("provenance").at("environment");
@@ -26,7 +27,7 @@ TEST_F(JsonSidecarReporter, HoldsTheProvenanceAndEveryRunWhole) {
     EXPECT_EQ(doc.at("provenance").at("environment_warnings"),
               "cpu_scaling=powersave;gpu_clocks=sw_thermal_slowdown");
     ASSERT_EQ(doc.at("runs").size(), 2u);
-    expect_same(hr::backend_run_from_json(doc.at("runs").at(0)), full_run());
+    expect_same(harness::output::backend_run_from_json(doc.at("runs").at(0)), full_run());
     EXPECT_EQ(doc.at("runs").at(1).at("message"), "no CUDA device");
     EXPECT_EQ(entries(), std::vector<std::string>{"r.json"});
 }

@@ -95,7 +95,7 @@ TEST_P(KnownBadBackends, AreMismatchesNamedByTheirOwnQuantity) {
     TempDir dir;
     const std::string config = dir / c.file;
     std::ofstream(config) << with_defects(
-        read_text(std::string(HB_SOURCE_DIR) + "/configs/" + c.file), c.defects);
+        read_text(harness::testing::shipped_config(c.file)), c.defects);
     std::string backends = "defect_none";
     for (const Defect& d : c.defects) backends += ",defect_" + d.name;
 
@@ -213,7 +213,7 @@ class CheckConfigs : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CheckConfigs, EveryBuiltCpuBackendPasses) {
     TempDir dir;
-    const auto r = run_harness("check " + std::string(HB_SOURCE_DIR) + "/configs/" + GetParam(),
+    const auto r = run_harness("check " + harness::testing::shipped_config(GetParam()),
                                "cd " + dir.path().string() + " &&");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("MISMATCH"), std::string::npos) << r.output;

@@ -1,15 +1,15 @@
-#include "results/layer_table.hpp"
-#include "results/gbench_json.hpp"
+#include "layers/layer_table.hpp"
+#include "layers/gbench_json.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-using harness::results::BackendLayers;
-using harness::results::make_layer_table;
-using harness::results::merge_gbench;
-using harness::results::parse_gbench;
-using harness::results::UnitSamples;
+using harness::layers::BackendLayers;
+using harness::layers::make_layer_table;
+using harness::layers::merge_gbench;
+using harness::layers::parse_gbench;
+using harness::layers::UnitSamples;
 
 namespace {
 
@@ -50,7 +50,7 @@ TEST(LayerTable, SumsCountTimesMedianAndComparesWithTheFirstBackend) {
     EXPECT_EQ(t.sums[0].outside_ms(), 5);
     EXPECT_EQ(t.sums[1].parts_ms, 3 * 4 + 2 * 1);
     EXPECT_NEAR(t.sums[1].whole_vs_first.ratio, 2, 1e-12);
-    const std::string text = harness::results::format_layer_table(t);
+    const std::string text = harness::layers::format_layer_table(t);
     EXPECT_NE(text.find("outside the layers"), std::string::npos);
     EXPECT_NE(text.find("5 (45% of the step)"), std::string::npos) << text;
 }
@@ -58,7 +58,7 @@ TEST(LayerTable, SumsCountTimesMedianAndComparesWithTheFirstBackend) {
 TEST(LayerTable, NoSumWhenAConfigurationOfTheModelWasNotTimed) {
     const auto t = make_layer_table("c", {backend("a", {10}, {unit("conv/x", 3, {1, 2, 3})})}, 5);
     EXPECT_TRUE(std::isnan(t.sums[0].parts_ms));
-    EXPECT_NE(harness::results::format_layer_table(t).find("1 of the model's 5 were timed"),
+    EXPECT_NE(harness::layers::format_layer_table(t).find("1 of the model's 5 were timed"),
               std::string::npos);
 }
 
@@ -68,7 +68,7 @@ TEST(LayerTable, ABackendWithoutSamplesSaysWhy) {
     const auto t = make_layer_table("c", {backend("a", {10}, {unit("conv/x", 1, {1})}), failed}, 1);
     EXPECT_EQ(t.rows[0].cells[1].samples, 0u);
     EXPECT_EQ(t.rows[0].cells[1].error, "plugin 'b' not found");
-    EXPECT_NE(harness::results::format_layer_table(t).find("no samples: plugin 'b' not found"),
+    EXPECT_NE(harness::layers::format_layer_table(t).find("no samples: plugin 'b' not found"),
               std::string::npos);
 }
 

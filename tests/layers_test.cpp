@@ -1,8 +1,8 @@
 // `harness layers` from the outside: the table, its CSV, Google Benchmark's JSON (in the form its
 // compare.py reads) and the sum of the parts.
 #include "harness_process.hpp"
-#include "results/csv_reader.hpp"
-#include "results/layer_table.hpp"
+#include "layers/layer_table.hpp"
+#include "output/csv_reader.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+using harness::testing::read_json;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -31,20 +32,15 @@ bool plugin_built(const std::string& plugin) {
 }
 
 // Every row, checking the header.
-std::vector<harness::results::CsvRow> read_rows(const std::string& path) {
+std::vector<harness::output::CsvRow> read_rows(const std::string& path) {
     std::ifstream in(path);
     std::string header;
     std::getline(in, header);
     std::string expected;
-    for (const auto& c : harness::results::layer_csv_columns())
+    for (const auto& c : harness::layers::layer_csv_columns())
         expected += (expected.empty() ? "" : ",") + c;
     EXPECT_EQ(header, expected);
-    return harness::results::read_csv(path);
-}
-
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
+    return harness::output::read_csv(path);
 }
 
 // One run of every configuration of check.yaml in the reference, shared by the tests below.

@@ -1,5 +1,5 @@
+#include "plugin_host/library_output.hpp"
 #include "harness_process.hpp"
-#include "run/library_output.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-using harness::run::LibraryOutput;
+using harness::plugin_host::LibraryOutput;
 using harness::testing::TempDir;
 
 namespace {
@@ -27,16 +27,16 @@ std::string file_text(const std::string& path) {
 TEST(LibraryOutput, SendsFileDescriptorTwoToTheLogAndKeepsTheConsole) {
     TempDir dir;
     const std::string log = dir / "worker.log";
-    EXPECT_EQ(harness::run::console(), stderr);
+    EXPECT_EQ(harness::plugin_host::console(), stderr);
     {
         const LibraryOutput output(log);
-        EXPECT_NE(harness::run::console(), stderr);
+        EXPECT_NE(harness::plugin_host::console(), stderr);
         const char line[] = "written by a library\n";
         ASSERT_EQ(::write(STDERR_FILENO, line, sizeof line - 1),
                   static_cast<ssize_t>(sizeof line - 1));
         std::fputs("through stdio\n", stderr);
     }
-    EXPECT_EQ(harness::run::console(), stderr);
+    EXPECT_EQ(harness::plugin_host::console(), stderr);
     EXPECT_EQ(file_text(log), "written by a library\nthrough stdio\n");
 }
 
@@ -57,22 +57,22 @@ TEST(LibraryOutput, ALongLogKeepsItsTailFromALineStart) {
         std::ofstream out(log);
         for (int i = 0; i < 100; ++i) out << "line " << i << "\n";
     }
-    const std::string kept = harness::run::read_log(log, 40);
+    const std::string kept = harness::plugin_host::read_log(log, 40);
     EXPECT_EQ(kept.rfind("[the log's first ", 0), 0u) << kept;
     EXPECT_NE(kept.find("line 99\n"), std::string::npos) << kept;
     EXPECT_EQ(kept.find("line 9\n"), std::string::npos) << kept;
     EXPECT_EQ(kept.substr(kept.find('\n') + 1, 5), "line ") << kept;
-    EXPECT_EQ(harness::run::read_log(dir / "absent.log"), "");
-    EXPECT_EQ(harness::run::read_log(log), file_text(log));
+    EXPECT_EQ(harness::plugin_host::read_log(dir / "absent.log"), "");
+    EXPECT_EQ(harness::plugin_host::read_log(log), file_text(log));
 }
 
 TEST(LibraryOutput, TheConsoleGetsACountOrTheLastLines) {
-    EXPECT_EQ(harness::run::log_tail_for_console("", 10, "  "), "");
-    EXPECT_EQ(harness::run::log_tail_for_console("a\nb\n", 0, "  "),
+    EXPECT_EQ(harness::plugin_host::log_tail_for_console("", 10, "  "), "");
+    EXPECT_EQ(harness::plugin_host::log_tail_for_console("a\nb\n", 0, "  "),
               "  the libraries wrote 2 lines to stderr, kept in the JSON row's \"log\"\n");
-    EXPECT_EQ(harness::run::log_tail_for_console("a\nb\nc", 2, ""),
+    EXPECT_EQ(harness::plugin_host::log_tail_for_console("a\nb\nc", 2, ""),
               "the libraries wrote 3 lines to stderr (kept in the JSON row's \"log\"); the last "
               "2:\n  b\n  c\n");
-    EXPECT_EQ(harness::run::log_tail_for_console("only\n", 5, ""),
+    EXPECT_EQ(harness::plugin_host::log_tail_for_console("only\n", 5, ""),
               "the libraries wrote 1 line to stderr (kept in the JSON row's \"log\"):\n  only\n");
 }

@@ -11,7 +11,7 @@
 
 namespace {
 
-using namespace libtorch_backend::profile;
+using namespace hb_libtorch::profile;
 
 Region forward(int32_t layer) {
     return {layer, Part::forward};

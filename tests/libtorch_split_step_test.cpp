@@ -5,7 +5,7 @@
 #include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
-#include "run/plugin_library.hpp"
+#include "plugin_host/plugin_library.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -21,9 +21,9 @@
 
 namespace {
 
-using harness::run::PluginCallError;
-using harness::run::PluginLibrary;
-using harness::run::PluginSession;
+using harness::plugin_host::PluginCallError;
+using harness::plugin_host::PluginLibrary;
+using harness::plugin_host::PluginSession;
 using harness::testing::pointers;
 using harness::testing::Tensors;
 
@@ -187,7 +187,7 @@ TEST_P(LibTorchSplitStepModes, HalvesComputeWhatStepComputes) {
 INSTANTIATE_TEST_SUITE_P(Options, LibTorchSplitStepModes,
                          ::testing::Values(std::vector<std::pair<std::string, std::string>>{},
                                            std::vector<std::pair<std::string, std::string>>{
-                                               {"channels_last", "true"}, {"foreach", "true"}}));
+                                               {"layout", "nhwc"}, {"foreach", "true"}}));
 
 // One buffer per trainable tensor, in host memory, the same for the session's life; each told
 // final exactly once per forward_backward, in list order (the order backward completes them),
@@ -289,7 +289,7 @@ TEST(LibTorchSplitStep, ProfilesBothHalvesAsOneStep) {
 // fp64 keeps float64 gradients, which no float32 buffer can hold: refused, saying why.
 TEST(LibTorchSplitStep, RefusesFloat64) {
     SKIP_WITHOUT_PLUGIN();
-    Session session(harness::testing::rmsprop(), {{"precision", "fp64"}});
+    Session session(harness::testing::rmsprop(), {{"math", "fp64"}});
     void* stream = nullptr;
     try {
         session->gradient_buffers(*problem().abi.get(), &stream);

@@ -2,7 +2,7 @@
 // LibTorch's libstdc++ ABI never meets this program's), against the reference backend on a small
 // stacked hourglass. CUDA cases run only where LibTorch sees a GPU and say so when skipped.
 //
-// The semantics are checked in float64 (the plugin's `precision: fp64` against the reference's,
+// The semantics are checked in float64 (the plugin's `math: fp64` against the reference's,
 // the oracle of `harness check`): two independent float64 implementations of the step, each the
 // other's test, agree in every loss, gradient and tensor to 1e-9 of its scale beyond the
 // read-back's rounding to float32 (measured: the losses and step 1's gradients to about 1e-12,
@@ -22,9 +22,9 @@
 #include "hb/rmsprop.hpp"
 #include "loaded_plugin.hpp"
 #include "model/hourglass.hpp"
-#include "network.hpp"
 #include "session.hpp"
 #include "thread_pool.hpp"
+#include "training_step.hpp"
 
 #include <gtest/gtest.h>
 
@@ -157,7 +157,7 @@ TrainingRun run_reference(const SessionSetup& setup, int steps) {
     cpu.device = "cpu";
     cpu.options = {{"threads", "1"}};
     std::vector<hb_option> options;
-    reference::ReferenceSession session(session_desc(cpu, options));
+    hb_reference::Session session(session_desc(cpu, options));
     TrainingRun run;
     static_cast<harness::testing::Trace&>(run) =
         harness::testing::run_steps(session, start_of(setup, setup.problem->state), steps);
@@ -168,10 +168,10 @@ TrainingRun run_reference(const SessionSetup& setup, int steps) {
 TrainingRun run_reference_fp64(const SessionSetup& setup, int steps) {
     SessionSetup cpu = setup;
     cpu.device = "cpu";
-    cpu.options = {{"threads", "1"}, {"precision", "fp64"}};
+    cpu.options = {{"threads", "1"}, {"math", "fp64"}};
     std::vector<hb_option> options;
     const std::unique_ptr<hb::Session> session =
-        reference::make_session(session_desc(cpu, options));
+        hb_reference::make_session(session_desc(cpu, options));
     TrainingRun run;
     static_cast<harness::testing::Trace&>(run) =
         harness::testing::run_steps(*session, start_of(setup, setup.problem->state), steps);
@@ -385,7 +385,7 @@ void expect_fp32_agreement(const SessionSetup& setup, const TrainingRun& torch,
 SessionSetup cpu_setup(hb_optimizer optimizer, bool channels_last) {
     SessionSetup setup;
     setup.optimizer = optimizer;
-    setup.options = {{"threads", "1"}, {"channels_last", channels_last ? "true" : "false"}};
+    setup.options = {{"threads", "1"}, {"layout", channels_last ? "nhwc" : "nchw"}};
     return setup;
 }
 
@@ -422,9 +422,9 @@ TEST(LibTorchPlugin, RejectsUnknownAndCudaOnlyOptionsOnTheCpu) {
     for (const auto& option :
          std::vector<std::pair<std::string, std::string>>{{"thread", "2"},
                                                           {"cuda_graphs", "true"},
-                                                          {"tf32", "true"},
-                                                          {"channels_last", "2"},
-                                                          {"precision", "fp16"}}) {
+                                                          {"math", "tf32"},
+                                                          {"layout", "2"},
+                                                          {"math", "fp16"}}) {
         SessionSetup setup;
         setup.options = {option};
         PluginSession session(setup);
@@ -438,7 +438,7 @@ TEST(LibTorchPlugin, RejectsUnknownAndCudaOnlyOptionsOnTheCpu) {
 
 TEST(LibTorchPlugin, ReportsItsManifestAndPeakMemory) {
     SessionSetup setup;
-    setup.options = {{"threads", "2"}, {"channels_last", "true"}};
+    setup.options = {{"threads", "2"}, {"layout", "nhwc"}};
     PluginSession session(setup);
     ASSERT_EQ(session.status(), HB_OK) << session.error();
     const std::string manifest = session.manifest_json();
@@ -475,7 +475,7 @@ class LibTorchFp64 : public ::testing::TestWithParam<ExactCase> {};
 TEST_P(LibTorchFp64, TwoStepsEqualTheReferenceInDouble) {
     SessionSetup setup = cpu_setup(GetParam().optimizer, GetParam().channels_last);
     setup.problem = &tiny_problem();
-    setup.options.emplace_back("precision", "fp64");
+    setup.options.emplace_back("math", "fp64");
     if (GetParam().smooth_square_averages)
         setup.square_averages = smooth_square_averages(*setup.problem);
     const TrainingRun torch = run_plugin(setup, 2);
@@ -770,9 +770,9 @@ SessionSetup cuda_setup(std::vector<std::pair<std::string, std::string>> options
 
 TEST(LibTorchCuda, Fp64StepsEqualTheReferenceInDouble) {
     SKIP_WITHOUT_CUDA();
-    for (const char* channels_last : {"false", "true"}) {
-        SCOPED_TRACE(std::string("channels_last ") + channels_last);
-        SessionSetup setup = cuda_setup({{"channels_last", channels_last}, {"precision", "fp64"}});
+    for (const char* layout : {"nchw", "nhwc"}) {
+        SCOPED_TRACE(std::string("layout ") + layout);
+        SessionSetup setup = cuda_setup({{"layout", layout}, {"math", "fp64"}});
         setup.problem = &tiny_problem();
         setup.optimizer = rmsprop(HB_RMSPROP_TENSORFLOW, 0.9f, 1e-4f);
         const TrainingRun torch = run_plugin(setup, 2);
@@ -783,9 +783,9 @@ TEST(LibTorchCuda, Fp64StepsEqualTheReferenceInDouble) {
 
 TEST(LibTorchCuda, Fp32StepsAgreeWithTheReferenceInFloat) {
     SKIP_WITHOUT_CUDA();
-    for (const char* channels_last : {"false", "true"}) {
-        SCOPED_TRACE(std::string("channels_last ") + channels_last);
-        SessionSetup setup = cuda_setup({{"channels_last", channels_last}});
+    for (const char* layout : {"nchw", "nhwc"}) {
+        SCOPED_TRACE(std::string("layout ") + layout);
+        SessionSetup setup = cuda_setup({{"layout", layout}});
         setup.square_averages = smooth_square_averages(*setup.problem);
         const TrainingRun torch = run_plugin(setup, 2);
         const TrainingRun reference = run_reference(setup, 2);
@@ -876,7 +876,7 @@ TEST(LibTorchCuda, ProfilingACapturedStepIsRefusedNamingTheOption) {
 
 TEST(LibTorchCuda, Tf32IsLabelledInTheManifest) {
     SKIP_WITHOUT_CUDA();
-    PluginSession session(cuda_setup({{"tf32", "true"}}));
+    PluginSession session(cuda_setup({{"math", "tf32"}}));
     ASSERT_EQ(session.status(), HB_OK) << session.error();
     const std::string manifest = session.manifest_json();
     EXPECT_NE(manifest.find("\"math\": \"tf32\""), std::string::npos) << manifest;

@@ -2,7 +2,7 @@
 // weights and data, so a backend whose first loss disagrees computed another step.
 #include "check/loss_agreement.hpp"
 #include "harness_process.hpp"
-#include "results/csv_reader.hpp"
+#include "output/csv_reader.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 
 namespace {
 
-using harness::results::BackendRun;
-using harness::results::Status;
+using harness::output::BackendRun;
+using harness::output::Status;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -109,9 +109,9 @@ TEST(LossAgreement, AMismatchedRunIsComparedToo) {
 
 const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
 
-std::map<std::string, harness::results::CsvRow> by_backend(const std::string& csv) {
-    std::map<std::string, harness::results::CsvRow> rows;
-    for (auto& row : harness::results::read_csv(csv)) rows[row["backend"]] = row;
+std::map<std::string, harness::output::CsvRow> by_backend(const std::string& csv) {
+    std::map<std::string, harness::output::CsvRow> rows;
+    for (auto& row : harness::output::read_csv(csv)) rows[row["backend"]] = row;
     return rows;
 }
 

@@ -1,6 +1,6 @@
 // The Markdown report of `harness report`: the ratios to the baseline, with their intervals and
 // p-values where the steps are known, per round and over rounds and configs (docs/statistics.md).
-#include "results/markdown_report.hpp"
+#include "report/markdown_report.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-namespace hr = harness::results;
-
 namespace {
 
-hr::CsvRow row(const std::string& config, const std::string& backend, double median,
-               const std::string& status = "ok") {
+harness::output::CsvRow row(const std::string& config, const std::string& backend, double median,
+                            const std::string& status = "ok") {
     return {{"config_name", config},
             {"config_sha256", config + "-sha"},
             {"backend", backend},
@@ -29,8 +27,8 @@ std::vector<double> steps(double center, double half_width) {
 }
 
 // One file of config `config`: the baseline "base" at 100 ms and "slow" at `slow` ms.
-hr::ResultsFile round_of(const std::string& config, double slow, double spread = 4) {
-    hr::ResultsFile f;
+harness::report::ResultsFile round_of(const std::string& config, double slow, double spread = 4) {
+    harness::report::ResultsFile f;
     f.rows = {row(config, "base", 100), row(config, "slow", slow)};
     f.steps_ms = {{"base", steps(100, spread)}, {"slow", steps(slow, spread)}};
     return f;
@@ -41,9 +39,9 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(MarkdownReport, WithoutStepsTheRatioIsOfTheMedians) {
-    const std::string md = hr::markdown_report(
-        std::vector<hr::CsvRow>{row("tiny", "base", 100), row("tiny", "slow", 200),
-                                row("tiny", "broken", 0, "failed")},
+    const std::string md = harness::report::markdown_report(
+        std::vector<harness::output::CsvRow>{row("tiny", "base", 100), row("tiny", "slow", 200),
+                                             row("tiny", "broken", 0, "failed")},
         {"base", 0});
     EXPECT_TRUE(contains(md, "| vs base |\n")) << md;
     EXPECT_TRUE(contains(md, "| base | cpu | ok |")) << md;
@@ -56,10 +54,10 @@ TEST(MarkdownReport, WithoutStepsTheRatioIsOfTheMedians) {
 
 // The worker's CPU time over the wall time, where the row has it (not in files from before).
 TEST(MarkdownReport, ShowsCpuTimeOverWallTime) {
-    hr::CsvRow busy = row("tiny", "busy", 100);
+    harness::output::CsvRow busy = row("tiny", "busy", 100);
     busy["cpu_ms"] = "195";
-    const std::string md =
-        hr::markdown_report(std::vector<hr::CsvRow>{busy, row("tiny", "old", 100)}, {"", 0});
+    const std::string md = harness::report::markdown_report(
+        std::vector<harness::output::CsvRow>{busy, row("tiny", "old", 100)}, {"", 0});
     EXPECT_TRUE(contains(md, "| IQR ms | CPU/wall |")) << md;
     EXPECT_TRUE(contains(md, "| 1.95 |")) << md;
     EXPECT_TRUE(contains(md, "| old | cpu | ok |")) << md;
@@ -67,23 +65,24 @@ TEST(MarkdownReport, ShowsCpuTimeOverWallTime) {
 
 TEST(MarkdownReport, ADataParallelBackendIsTheBaselineAtEachRankCount) {
     auto ranked = [](const std::string& backend, int ranks, double median) {
-        hr::CsvRow r = row("tiny", backend, median);
+        harness::output::CsvRow r = row("tiny", backend, median);
         r["ranks"] = std::to_string(ranks);
         return r;
     };
-    const std::vector<hr::CsvRow> rows = {ranked("base", 1, 100), ranked("base", 2, 110),
-                                          ranked("slow", 1, 200), ranked("slow", 2, 330)};
-    const std::string by_backend = hr::markdown_report(rows, {"base", 0});
+    const std::vector<harness::output::CsvRow> rows = {
+        ranked("base", 1, 100), ranked("base", 2, 110), ranked("slow", 1, 200),
+        ranked("slow", 2, 330)};
+    const std::string by_backend = harness::report::markdown_report(rows, {"base", 0});
     EXPECT_TRUE(contains(by_backend, "| slow (1 rank) | cpu | ok |")) << by_backend;
     EXPECT_TRUE(contains(by_backend, " 2.00x |\n")) << by_backend;
     EXPECT_TRUE(contains(by_backend, " 3.00x |\n")) << by_backend;  // against base (2 ranks)
-    const std::string by_row = hr::markdown_report(rows, {"base (1 rank)", 0});
+    const std::string by_row = harness::report::markdown_report(rows, {"base (1 rank)", 0});
     EXPECT_TRUE(contains(by_row, " 1.10x |\n")) << by_row;
     EXPECT_TRUE(contains(by_row, " 3.30x |\n")) << by_row;
 }
 
 TEST(MarkdownReport, WithStepsTheRatioHasItsIntervalAndP) {
-    const std::string md = hr::markdown_report({round_of("tiny", 150)}, {"base", 0});
+    const std::string md = harness::report::markdown_report({round_of("tiny", 150)}, {"base", 0});
     // 11 steps against 11, none tied and none overlapping: the exact p is 2 / C(22, 11).
     EXPECT_TRUE(contains(md, " 1.500x [1.457, 1.545], p < 0.001 |\n")) << md;
     EXPECT_TRUE(contains(md, " 1.00x |\n")) << md;  // the baseline itself
@@ -93,18 +92,19 @@ TEST(MarkdownReport, WithStepsTheRatioHasItsIntervalAndP) {
 }
 
 TEST(MarkdownReport, AnIntervalHoldingOneIsNoSignificantDifference) {
-    const std::string md = hr::markdown_report({round_of("tiny", 100.2, 10)}, {"base", 0});
+    const std::string md =
+        harness::report::markdown_report({round_of("tiny", 100.2, 10)}, {"base", 0});
     EXPECT_TRUE(contains(md, " 1.002x [0.9")) << md;
     EXPECT_TRUE(contains(md, ", no significant difference |\n")) << md;
 }
 
 TEST(MarkdownReport, EachRoundIsComparedWithItsOwnBaselineAndAllRoundsTogether) {
     // The second round ran on a slower machine: its baseline too.
-    hr::ResultsFile second = round_of("tiny", 300);
+    harness::report::ResultsFile second = round_of("tiny", 300);
     second.rows[0] = row("tiny", "base", 200);
     second.steps_ms["base"] = steps(200, 4);
-    const std::string md =
-        hr::markdown_report({round_of("tiny", 150), second, round_of("tiny", 160)}, {"base", 0});
+    const std::string md = harness::report::markdown_report(
+        {round_of("tiny", 150), second, round_of("tiny", 160)}, {"base", 0});
     EXPECT_TRUE(contains(md, " 1.500x [1.478, 1.522]")) << md;  // 300 / 200, not 300 / 100
     EXPECT_FALSE(contains(md, " 3.00x")) << md;
     EXPECT_TRUE(contains(md, "**Against base over every round given**")) << md;
@@ -119,7 +119,7 @@ TEST(MarkdownReport, EachRoundIsComparedWithItsOwnBaselineAndAllRoundsTogether) 
 
 TEST(MarkdownReport, SeveralConfigsGetAGeometricMean) {
     const std::string md =
-        hr::markdown_report({round_of("hg2", 200), round_of("hg8", 50)}, {"base", 0});
+        harness::report::markdown_report({round_of("hg2", 200), round_of("hg8", 50)}, {"base", 0});
     EXPECT_TRUE(contains(md, "| hg2 | slow | 1 | 2.000x [")) << md;
     EXPECT_TRUE(contains(md, "| hg8 | slow | 1 | 0.500x [")) << md;
     EXPECT_TRUE(contains(md, "| geometric mean of 2 configs | slow | | 1.000x [")) << md;
@@ -127,9 +127,9 @@ TEST(MarkdownReport, SeveralConfigsGetAGeometricMean) {
 }
 
 TEST(MarkdownReport, RowsWithoutTheirStepsKeepThePlainRatio) {
-    hr::ResultsFile f = round_of("tiny", 150);
+    harness::report::ResultsFile f = round_of("tiny", 150);
     f.steps_ms.erase("slow");
-    const std::string md = hr::markdown_report({f}, {"base", 0});
+    const std::string md = harness::report::markdown_report({f}, {"base", 0});
     EXPECT_TRUE(contains(md, " 1.50x |\n")) << md;
     EXPECT_FALSE(contains(md, "[")) << md;
 }

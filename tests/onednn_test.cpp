@@ -147,10 +147,9 @@ void expect_conformance(const Graph& graph,
     using harness::testing::capture_after;
     using harness::testing::conforms;
     const Trace expected =
-        run<reference::ReferenceSession>(graph, optimizer, {{"threads", "2"}}, placement, 2, seed)
-            .trace;
+        run<hb_reference::Session>(graph, optimizer, {{"threads", "2"}}, placement, 2, seed).trace;
     const Trace actual =
-        run<onednn_backend::OnednnSession>(graph, optimizer, options, placement, 2, seed).trace;
+        run<hb_onednn::Session>(graph, optimizer, options, placement, 2, seed).trace;
     EXPECT_TRUE(
         conforms(capture_after(graph, actual, 1), capture_after(graph, expected, 1), kOneStep));
     using harness::testing::part_of;
@@ -180,17 +179,16 @@ void expect_conformance(const Graph& graph,
 TEST(OnednnLayout, NamesAndOffsetsOfBlockedLayouts) {
     using tag = dnnl::memory::format_tag;
     const dnnl::memory::desc md({2, 12, 3, 5}, dnnl::memory::data_type::f32, tag::nChw8c);
-    EXPECT_EQ(onednn_backend::layout_name(md, "nchw"), "nChw8c");
-    EXPECT_TRUE(onednn_backend::has_padding(md));
+    EXPECT_EQ(hb_onednn::layout_name(md, "nchw"), "nChw8c");
+    EXPECT_TRUE(hb_onednn::has_padding(md));
     const int64_t index[] = {1, 9, 2, 3};
     // n * (2 blocks * 15 * 8) + block 1 * (15 * 8) + (h * 5 + w) * 8 + 9 % 8
-    EXPECT_EQ(onednn_backend::physical_offset(md, index), 240 + 120 + (2 * 5 + 3) * 8 + 1);
-    const auto mask = onednn_backend::element_mask(md);
+    EXPECT_EQ(hb_onednn::physical_offset(md, index), 240 + 120 + (2 * 5 + 3) * 8 + 1);
+    const auto mask = hb_onednn::element_mask(md);
     EXPECT_EQ(std::count(mask.begin(), mask.end(), 1), 2 * 12 * 3 * 5);
     const dnnl::memory::desc w({16, 8, 3, 3}, dnnl::memory::data_type::f32, tag::OIhw8i8o);
-    EXPECT_EQ(onednn_backend::layout_name(w, "oihw"), "OIhw8i8o");
-    EXPECT_EQ(onednn_backend::layout_name(onednn_backend::plain_desc({2, 3, 4, 5}), "nchw"),
-              "nchw");
+    EXPECT_EQ(hb_onednn::layout_name(w, "oihw"), "OIhw8i8o");
+    EXPECT_EQ(hb_onednn::layout_name(hb_onednn::plain_desc({2, 3, 4, 5}), "nchw"), "nchw");
 }
 
 TEST(OnednnKernels, RmspropMatchesHandComputation) {
@@ -203,7 +201,7 @@ TEST(OnednnKernels, RmspropMatchesHandComputation) {
             std::vector<float> p = {0.5f, -1.0f, 2.0f}, g = {0.1f, -0.2f, 0.0f};
             std::vector<float> v = {0.0f, 0.5f, 1.0f}, m = {0.0f, 0.1f, -0.1f};
             const std::vector<float> p0 = p, v0 = v, m0 = m;
-            onednn_backend::rmsprop_update(o, 3, p.data(), g.data(), v.data(), m.data(), 2);
+            hb_onednn::rmsprop_update(o, 3, p.data(), g.data(), v.data(), m.data(), 2);
             for (size_t i = 0; i < 3; ++i) {
                 const double gi = g[i] + 0.01 * p0[i];
                 const double vi = 0.99 * v0[i] + 0.01 * gi * gi;
@@ -227,14 +225,13 @@ TEST(OnednnKernels, RmspropMatchesHandComputation) {
 TEST(OnednnKernels, SquaredErrorSkipsPaddingAndRunningStatisticsAreUnbiased) {
     const std::vector<float> y = {1, 2, 3, 100}, t = {0, 0, 1, -100};
     const std::vector<uint8_t> mask = {1, 1, 1, 0};
-    EXPECT_DOUBLE_EQ(onednn_backend::squared_error(4, y.data(), t.data(), mask.data(), 2), 9.0);
+    EXPECT_DOUBLE_EQ(hb_onednn::squared_error(4, y.data(), t.data(), mask.data(), 2), 9.0);
     std::vector<float> dy(4, 5.0f);
-    onednn_backend::squared_error_gradient(4, y.data(), t.data(), mask.data(), 0.5f, dy.data(),
-                                           true, 2);
+    hb_onednn::squared_error_gradient(4, y.data(), t.data(), mask.data(), 0.5f, dy.data(), true, 2);
     EXPECT_EQ(dy, (std::vector<float>{5.5f, 6.0f, 6.0f, 5.0f}));
     const float mean[] = {2.0f}, var[] = {3.0f};
     float rm[] = {1.0f}, rv[] = {1.0f};
-    onednn_backend::update_running_statistics(1, mean, var, 0.1, 4, rm, rv);
+    hb_onednn::update_running_statistics(1, mean, var, 0.1, 4, rm, rv);
     EXPECT_FLOAT_EQ(rm[0], 0.9f + 0.2f);
     EXPECT_FLOAT_EQ(rv[0], 0.9f + 0.1f * 3.0f * 4.0f / 3.0f);
 }
@@ -252,11 +249,10 @@ TEST(OnednnKernels, PoolingAndUpsamplingLoopsInBlockedLayouts) {
         for (int k : {0, 1, 4, 5}) x[static_cast<size_t>(k * block)] = 20.0f;
         std::vector<float> y(static_cast<size_t>(4 * block));
         std::vector<uint8_t> argmax(y.size());
-        onednn_backend::max_pool_2x2_forward(1, 4, 4, block, x.data(), y.data(), argmax.data(), 2);
+        hb_onednn::max_pool_2x2_forward(1, 4, 4, block, x.data(), y.data(), argmax.data(), 2);
         std::vector<float> dy(y.size()), dx(x.size(), -1.0f);
         for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0f + static_cast<float>(i);
-        onednn_backend::max_pool_2x2_backward(1, 4, 4, block, dy.data(), argmax.data(), dx.data(),
-                                              2);
+        hb_onednn::max_pool_2x2_backward(1, 4, 4, block, dy.data(), argmax.data(), dx.data(), 2);
         for (int oh = 0; oh < 2; ++oh)
             for (int ow = 0; ow < 2; ++ow)
                 for (int c = 0; c < block; ++c) {
@@ -276,7 +272,7 @@ TEST(OnednnKernels, PoolingAndUpsamplingLoopsInBlockedLayouts) {
         EXPECT_EQ(argmax[0], 0);
 
         std::vector<float> small(y.size(), -1.0f);
-        onednn_backend::upsample_2x_backward(1, 4, 4, block, x.data(), small.data(), 2);
+        hb_onednn::upsample_2x_backward(1, 4, 4, block, x.data(), small.data(), 2);
         for (int oh = 0; oh < 2; ++oh)
             for (int ow = 0; ow < 2; ++ow)
                 for (int c = 0; c < block; ++c) {
@@ -397,15 +393,15 @@ TEST(OnednnConformance, SmallHourglassWithoutConvBiasUnfusedOnHostPlacement) {
 
 // -------------------------------------------------------------------------- the session
 
-TEST(OnednnSession, RejectsOtherDevicesAndUnknownOptions) {
-    harness::testing::expect_cpu_session_checks_its_description<onednn_backend::OnednnSession>(
+TEST(Session, RejectsOtherDevicesAndUnknownOptions) {
+    harness::testing::expect_cpu_session_checks_its_description<hb_onednn::Session>(
         small_hourglass());
 }
 
-TEST(OnednnSession, ReportsMemoryAndManifest) {
-    const SessionRun trace = run<onednn_backend::OnednnSession>(
-        harness::model::build_hourglass(small_hourglass()), rmsprop(), {{"threads", "2"}},
-        HB_PLACEMENT_DEVICE, 1, 3);
+TEST(Session, ReportsMemoryAndManifest) {
+    const SessionRun trace =
+        run<hb_onednn::Session>(harness::model::build_hourglass(small_hourglass()), rmsprop(),
+                                {{"threads", "2"}}, HB_PLACEMENT_DEVICE, 1, 3);
     EXPECT_GT(trace.peak_memory, 0u);
     const std::string& manifest = trace.manifest;
     EXPECT_NE(manifest.find("\"math\": \"fp32\""), std::string::npos) << manifest;
@@ -416,14 +412,14 @@ TEST(OnednnSession, ReportsMemoryAndManifest) {
     EXPECT_NE(manifest.find("\"native:2x2\""), std::string::npos) << manifest;
 }
 
-TEST(OnednnSession, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutions) {
+TEST(Session, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutions) {
     const Graph graph = harness::model::build_hourglass(small_hourglass());
-    const std::string blocked = run<onednn_backend::OnednnSession>(
-                                    graph, rmsprop(), {{"threads", "1"}}, HB_PLACEMENT_DEVICE, 1, 3)
-                                    .manifest;
+    const std::string blocked =
+        run<hb_onednn::Session>(graph, rmsprop(), {{"threads", "1"}}, HB_PLACEMENT_DEVICE, 1, 3)
+            .manifest;
     const std::string plain =
-        run<onednn_backend::OnednnSession>(
-            graph, rmsprop(), {{"threads", "1"}, {"layout", "plain"}}, HB_PLACEMENT_DEVICE, 1, 3)
+        run<hb_onednn::Session>(graph, rmsprop(), {{"threads", "1"}, {"layout", "plain"}},
+                                HB_PLACEMENT_DEVICE, 1, 3)
             .manifest;
     EXPECT_NE(blocked.find("\"layout\": \"blocked\""), std::string::npos) << blocked;
     EXPECT_NE(blocked.find("\"activation_layouts\": {\"nChw"), std::string::npos) << blocked;
@@ -434,8 +430,8 @@ TEST(OnednnSession, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutio
     EXPECT_NE(plain.find("\"convolution_into_add\": 0"), std::string::npos) << plain;
 
     std::string message;
-    EXPECT_EQ(harness::testing::creation_status<onednn_backend::OnednnSession>(
-                  small_hourglass(), "cpu", {{"layout", "nhwc"}}, &message),
+    EXPECT_EQ(harness::testing::creation_status<hb_onednn::Session>(small_hourglass(), "cpu",
+                                                                    {{"layout", "nhwc"}}, &message),
               HB_UNSUPPORTED);
     EXPECT_NE(message.find("layout"), std::string::npos) << message;
 }
@@ -444,15 +440,15 @@ TEST(OnednnSession, PlainLayoutKeepsActivationsInNchwAndReordersAroundConvolutio
 // whatever reads the input (a convolution and an add here), as the reference does; not asked,
 // it plans none (the SDK refuses the read:
 // CallGuard.TheInputGradientIsReadOnlyWhereAskedAfterAStep).
-TEST(OnednnSession, GivesTheInputGradientOnlyWhenAskedForIt) {
+TEST(Session, GivesTheInputGradientOnlyWhenAskedForIt) {
     GraphBuilder b;
     const int x = b.input({2, 3, 10, 10});
     const int sum = b.add("skip", {x, b.conv("first", x, 3, 3, 1, 1)});
     b.loss("loss", b.conv("out", sum, 4, 1, 1, 0));
     const Graph graph = b.take();
     const hb_optimizer optimizer = rmsprop();
-    const SessionRun expected = run<reference::ReferenceSession>(
-        graph, optimizer, {{"threads", "2"}}, HB_PLACEMENT_DEVICE, 1, 7, true);
+    const SessionRun expected = run<hb_reference::Session>(graph, optimizer, {{"threads", "2"}},
+                                                           HB_PLACEMENT_DEVICE, 1, 7, true);
     harness::check::StepCapture baseline;
     baseline.losses = expected.trace.losses;
     baseline.input_gradient = expected.input_gradient;
@@ -460,7 +456,7 @@ TEST(OnednnSession, GivesTheInputGradientOnlyWhenAskedForIt) {
         harness::testing::tight_tolerance("the input's gradient", 1e-5, 1e-4, 0, 0);
     for (const hb_placement placement : {HB_PLACEMENT_DEVICE, HB_PLACEMENT_HOST})
         for (const char* layout : {"blocked", "plain"}) {
-            const SessionRun actual = run<onednn_backend::OnednnSession>(
+            const SessionRun actual = run<hb_onednn::Session>(
                 graph, optimizer, {{"threads", "1"}, {"layout", layout}}, placement, 1, 7, true);
             harness::check::StepCapture candidate;
             candidate.losses = actual.trace.losses;
@@ -473,7 +469,7 @@ TEST(OnednnSession, GivesTheInputGradientOnlyWhenAskedForIt) {
 
     const AbiGraph abi(graph);
     const std::vector<hb_option> options = {{"threads", "1"}};
-    onednn_backend::OnednnSession unasked(harness::testing::session_desc(abi, optimizer, options));
+    hb_onednn::Session unasked(harness::testing::session_desc(abi, optimizer, options));
     EXPECT_NE(unasked.manifest_json().find("\"input_gradient\": false"), std::string::npos);
 }
 
@@ -485,11 +481,11 @@ struct Profiled {
     const AbiGraph abi{graph};
     const hb_optimizer optimizer = rmsprop();
 
-    std::unique_ptr<onednn_backend::OnednnSession> session(
-        std::vector<hb_option> options = {}, hb_placement placement = HB_PLACEMENT_DEVICE) {
+    std::unique_ptr<hb_onednn::Session> session(std::vector<hb_option> options = {},
+                                                hb_placement placement = HB_PLACEMENT_DEVICE) {
         options_.push_back(std::move(options));
         options_.back().push_back({"threads", "1"});
-        auto s = std::make_unique<onednn_backend::OnednnSession>(
+        auto s = std::make_unique<hb_onednn::Session>(
             harness::testing::session_desc(abi, optimizer, options_.back(), "cpu", placement));
         harness::testing::load_problem(*s, graph, 5);
         return s;

@@ -50,6 +50,21 @@ TEST(Options, UnknownAndIllTypedOptionsAreRefusedWhenTheSessionIsCreated) {
     EXPECT_EQ(error_of({{"threads", "2"}, {"layout", "nchw"}}), "");
 }
 
+TEST(Options, ARetiredNameIsRefusedWithTheNameThatReplacedIt) {
+    // kSpecs declares layout: channels_last is what it once was.
+    EXPECT_EQ(error_of({{"channels_last", "true"}}),
+              "option 'channels_last' is now 'layout': write layout: nhwc for channels_last: "
+              "true, nchw for false");
+    // A retired name whose replacement the plugin does not declare is simply unknown.
+    EXPECT_EQ(error_of({{"fused_bn_relu", "true"}}),
+              "unknown option 'fused_bn_relu' (known: threads, fused, layout, onednn)");
+    // Each says what to write, beginning with the name that replaced it.
+    for (const hb::RetiredOption& r : hb::retired_options()) {
+        EXPECT_STRNE(r.key, r.replacement);
+        EXPECT_EQ(std::string(r.write).rfind(r.replacement, 0), 0u) << r.key;
+    }
+}
+
 TEST(Options, GettersReadTheValueOrTheDeclaredDefault) {
     const hb_option given[] = {{"threads", "3"}, {"fused", "off"}, {"onednn", "on"}};
     const hb::Options options(3, given, kSpecs);

@@ -1,7 +1,7 @@
 // Data-parallel runs as a user starts them (docs/parallel.md): mpirun-launched ranks of the CPU
 // backends on this machine, checked against their one-process step and timed.
 #include "harness_process.hpp"
-#include "results/csv_reader.hpp"
+#include "output/csv_reader.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -13,13 +13,10 @@
 #include <string>
 
 using harness::testing::run_harness;
+using harness::testing::shipped_config;
 using harness::testing::TempDir;
 
 namespace {
-
-std::string config(const std::string& name) {
-    return std::string(HB_SOURCE_DIR) + "/configs/" + name;
-}
 
 bool have(const std::string& file) {
     return std::filesystem::exists(file);
@@ -36,7 +33,7 @@ bool have(const std::string& file) {
 TEST(ParallelCheck, ReferenceAndOnednnAtOneAndTwoRanksEqualTheirOneProcessStep) {
     REQUIRE_MPI();
     if (!have(std::string(HB_PLUGIN_DIR) + "/hb_onednn.so")) GTEST_SKIP() << "onednn not built";
-    auto r = run_harness("check " + config("check-parallel.yaml") + " --backends reference,onednn");
+    auto r = run_harness("check " + shipped_config("check-parallel.yaml") + " --backends reference,onednn");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (const std::string backend : {"reference", "onednn"})
         for (const std::string ranks : {"1", "2"}) {
@@ -53,10 +50,10 @@ TEST(ParallelRun, RowsPerRankCountWithTheSlowestRankAndTheCommunicator) {
     REQUIRE_MPI();
     TempDir dir;
     const std::string csv = dir / "parallel.csv";
-    auto r = run_harness("run " + config("check-parallel.yaml") +
+    auto r = run_harness("run " + shipped_config("check-parallel.yaml") +
                          " --backends reference --warmup 1 --iterations 3 --output " + csv);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto rows = harness::results::read_csv(csv);
+    const auto rows = harness::output::read_csv(csv);
     ASSERT_EQ(rows.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
         auto row = rows[i];
@@ -86,7 +83,7 @@ TEST(ParallelRun, APluginWithoutSplitStepsIsSkippedWithTheReason) {
     REQUIRE_MPI();
     TempDir dir;
     const std::string yaml = dir / "fake.yaml";
-    std::ifstream in(config("check-parallel.yaml"));
+    std::ifstream in(shipped_config("check-parallel.yaml"));
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     text = text.substr(0, text.find("backends:")) + "backends:\n  - plugin: fake_good\n";
     std::ofstream(yaml) << text;

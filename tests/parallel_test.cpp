@@ -1,6 +1,6 @@
+#include "output/csv_row.hpp"
+#include "output/scaling.hpp"
 #include "parallel/buckets.hpp"
-#include "results/csv_row.hpp"
-#include "results/scaling.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 namespace hp = harness::parallel;
-namespace hr = harness::results;
 
 TEST(PlanBuckets, ConsecutiveBuffersUpToTheCap) {
     // 4-byte floats: a cap of 40 bytes is 10 elements.
@@ -65,11 +64,11 @@ TEST(BucketTracker, RefusesABufferTwiceOrOutOfRange) {
 
 namespace {
 
-hr::BackendRun parallel_row(const std::string& backend, int ranks, double median_ms,
-                            bool oversubscribed = false) {
-    hr::BackendRun r;
+harness::output::BackendRun parallel_row(const std::string& backend, int ranks, double median_ms,
+                                         bool oversubscribed = false) {
+    harness::output::BackendRun r;
     r.backend = backend;
-    r.status = hr::Status::ok;
+    r.status = harness::output::Status::ok;
     r.stats.median_ms = median_ms;
     r.parallel.emplace();
     r.parallel->ranks = ranks;
@@ -80,29 +79,33 @@ hr::BackendRun parallel_row(const std::string& backend, int ranks, double median
 }  // namespace
 
 TEST(ScalingEfficiency, AgainstTheSameBackendAtOneRank) {
-    std::vector<hr::BackendRun> runs = {parallel_row("a", 1, 100), parallel_row("a", 2, 125),
-                                        parallel_row("b", 2, 50)};
-    hr::fill_scaling_efficiency(runs);
+    std::vector<harness::output::BackendRun> runs = {
+        parallel_row("a", 1, 100), parallel_row("a", 2, 125), parallel_row("b", 2, 50)};
+    harness::output::fill_scaling_efficiency(runs);
     EXPECT_DOUBLE_EQ(runs[0].parallel->scaling_efficiency, 1.0);
     EXPECT_DOUBLE_EQ(runs[1].parallel->scaling_efficiency, 0.8);
     EXPECT_TRUE(std::isnan(runs[2].parallel->scaling_efficiency));  // no one-rank row of b
 }
 
 TEST(ScalingEfficiency, NoneForOversubscribedOrUnfinishedRows) {
-    std::vector<hr::BackendRun> runs = {parallel_row("a", 1, 100), parallel_row("a", 2, 125, true),
-                                        parallel_row("a", 4, 150)};
-    runs[2].status = hr::Status::failed;
-    hr::fill_scaling_efficiency(runs);
+    std::vector<harness::output::BackendRun> runs = {
+        parallel_row("a", 1, 100), parallel_row("a", 2, 125, true), parallel_row("a", 4, 150)};
+    runs[2].status = harness::output::Status::failed;
+    harness::output::fill_scaling_efficiency(runs);
     EXPECT_TRUE(std::isnan(runs[1].parallel->scaling_efficiency));
     EXPECT_TRUE(std::isnan(runs[2].parallel->scaling_efficiency));
 }
 
 TEST(RowName, ADataParallelRowIsNamedWithItsRanks) {
-    EXPECT_EQ(hr::row_name("onednn", 0), "onednn");
-    EXPECT_EQ(hr::row_name("onednn", 1), "onednn (1 rank)");
-    EXPECT_EQ(hr::row_name(hr::CsvRow{{"backend", "onednn"}, {"ranks", "2"}}), "onednn (2 ranks)");
-    EXPECT_EQ(hr::row_name(hr::CsvRow{{"backend", "onednn"}, {"ranks", ""}}), "onednn");
-    hr::BackendRun run = parallel_row("libtorch-cpu", 4, 1);
+    EXPECT_EQ(harness::output::row_name("onednn", 0), "onednn");
+    EXPECT_EQ(harness::output::row_name("onednn", 1), "onednn (1 rank)");
+    EXPECT_EQ(
+        harness::output::row_name(harness::output::CsvRow{{"backend", "onednn"}, {"ranks", "2"}}),
+        "onednn (2 ranks)");
+    EXPECT_EQ(
+        harness::output::row_name(harness::output::CsvRow{{"backend", "onednn"}, {"ranks", ""}}),
+        "onednn");
+    harness::output::BackendRun run = parallel_row("libtorch-cpu", 4, 1);
     EXPECT_EQ(run.name(), "libtorch-cpu (4 ranks)");
     run.parallel.reset();
     EXPECT_EQ(run.name(), "libtorch-cpu");

@@ -1,14 +1,15 @@
-#include "results/profile.hpp"
-#include "results/attribution_report.hpp"
-#include "results/chrome_trace.hpp"
-#include "results/run_json.hpp"
+#include "output/profile.hpp"
+#include "output/chrome_trace.hpp"
+#include "output/run_json.hpp"
+#include "report/attribution_report.hpp"
 #include "trace_check.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-using namespace harness::results;
+using namespace harness::output;
+using namespace harness::report;
 
 Operation op(const std::string& layer, const std::string& kind, const std::string& phase,
              double start, double end, const std::string& track = "main") {

@@ -3,7 +3,7 @@
 #include "run/profiling.hpp"
 #include "harness_process.hpp"
 #include "model/hourglass.hpp"
-#include "results/run_json.hpp"
+#include "output/run_json.hpp"
 #include "test_paths.hpp"
 #include "trace_check.hpp"
 
@@ -17,6 +17,7 @@ namespace {
 using harness::model::Layer;
 using harness::model::LayerKind;
 using harness::run::operation_kind;
+using harness::testing::read_json;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -46,9 +47,9 @@ TEST(OperationKind, ConvolutionsBySideTheRestByLayerOrPhase) {
     EXPECT_EQ(operation_kind(nullptr, HB_PHASE_LOSS), "loss");
     EXPECT_EQ(operation_kind(nullptr, HB_PHASE_FORWARD), "other");
     for (const auto& kind : {"convolution forward", "batch norm", "optimizer", "other"})
-        EXPECT_NE(std::find(harness::results::kOperationKinds.begin(),
-                            harness::results::kOperationKinds.end(), kind),
-                  harness::results::kOperationKinds.end());
+        EXPECT_NE(std::find(harness::output::kOperationKinds.begin(),
+                            harness::output::kOperationKinds.end(), kind),
+                  harness::output::kOperationKinds.end());
 }
 
 TEST(OperationOf, NamesTheLayerAndRefusesOneOutsideTheGraph) {
@@ -71,11 +72,6 @@ TEST(OperationOf, NamesTheLayerAndRefusesOneOutsideTheGraph) {
 
 TEST(TracePath, KeepsFileNameCharactersOnly) {
     EXPECT_EQ(harness::run::trace_path("t", "cfg", "a b/c"), "t/cfg.a_b_c.json");
-}
-
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
 }
 
 TEST(HarnessRunTrace, WritesAValidTracePerProfiledBackendAndTheProfilesToTheSidecar) {
@@ -104,9 +100,9 @@ TEST(HarnessRunTrace, WritesAValidTracePerProfiledBackendAndTheProfilesToTheSide
     EXPECT_FALSE(std::filesystem::exists(harness::run::trace_path(traces, "profiled", "throws")));
 
     const nlohmann::json sidecar = read_json(dir / "p.json");
-    std::map<std::string, harness::results::BackendRun> runs;
+    std::map<std::string, harness::output::BackendRun> runs;
     for (const auto& j : sidecar["runs"]) {
-        auto run = harness::results::backend_run_from_json(j);
+        auto run = harness::output::backend_run_from_json(j);
         runs[run.backend] = run;
     }
     ASSERT_TRUE(runs["good"].profile);
@@ -115,7 +111,7 @@ TEST(HarnessRunTrace, WritesAValidTracePerProfiledBackendAndTheProfilesToTheSide
     EXPECT_EQ(runs["good"].samples_ms.size(), 3u);  // profiled steps are not timed samples
     ASSERT_TRUE(runs["unprofiled"].profile);
     EXPECT_NE(runs["unprofiled"].profile->error.find("HB_CAP_PROFILE"), std::string::npos);
-    EXPECT_EQ(runs["unprofiled"].status, harness::results::Status::ok);
+    EXPECT_EQ(runs["unprofiled"].status, harness::output::Status::ok);
 
     auto report = run_harness("report " + csv + " --by kind --by layer");
     EXPECT_EQ(report.exit_code, 0) << report.output;

@@ -2,10 +2,10 @@
 // row is `pass`, published and indexed; the same files tampered with, refused with nothing
 // written. The config's entry is renamed so that `harness check` compares it with the reference
 // plugin as a baseline of its own (an entry that is the baseline is not checked).
-#include "results/publish.hpp"
+#include "publish/publish.hpp"
 #include "harness_process.hpp"
-#include "results/csv_line.hpp"
-#include "results/csv_reader.hpp"
+#include "output/csv_line.hpp"
+#include "output/csv_reader.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -21,11 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using harness::testing::run_harness;
+using harness::testing::shipped_config;
 using harness::testing::TempDir;
-
-std::string config(const std::string& name) {
-    return std::string(HB_SOURCE_DIR) + "/configs/" + name;
-}
 
 std::string read_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -47,7 +44,7 @@ class Publish : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         runs_ = std::make_unique<TempDir>();
-        std::string tiny = read_text(config("tiny.yaml"));
+        std::string tiny = read_text(shipped_config("tiny.yaml"));
         const std::string entry = "  - plugin: reference\n";
         ASSERT_NE(tiny.find(entry), std::string::npos);
         tiny.replace(tiny.find(entry), entry.size(),
@@ -80,7 +77,7 @@ protected:
     // The CSV rewritten with `change` applied to its header and rows (as field lists).
     static void tamper(const std::string& csv,
                        const std::function<void(std::vector<std::vector<std::string>>&)>& change) {
-        const auto table = harness::results::read_csv_table(csv);
+        const auto table = harness::output::read_csv_table(csv);
         std::vector<std::vector<std::string>> lines{table.header};
         for (const auto& row : table.rows) {
             std::vector<std::string>& fields = lines.emplace_back();
@@ -88,7 +85,7 @@ protected:
         }
         change(lines);
         std::string text;
-        for (const auto& l : lines) harness::results::append_csv_line(text, l);
+        for (const auto& l : lines) harness::output::append_csv_line(text, l);
         write_text(csv, text);
     }
     static void set(std::vector<std::vector<std::string>>& lines, const std::string& column,
@@ -130,11 +127,11 @@ TEST_F(Publish, ACheckedRunIsCopiedSummarisedAndIndexedOnceEvenWhenPublishedAgai
     EXPECT_EQ(read_text(folder / "tiny.csv"), read_text(csv));
     EXPECT_EQ(read_text(folder / "tiny.json"), read_text(dir_ / "in/tiny.json"));
     const std::string summary = read_text(folder / "summary.md");
-    EXPECT_EQ(summary.rfind(harness::results::kSummaryMark, 0), 0u) << summary;
+    EXPECT_EQ(summary.rfind(harness::publish::kSummaryMark, 0), 0u) << summary;
     EXPECT_NE(summary.find("`tiny.csv`"), std::string::npos) << summary;
     EXPECT_NE(summary.find("| reference-2threads |"), std::string::npos) << summary;
     std::string index = read_text(dir_.path() / "results/README.md");
-    EXPECT_NE(index.find(harness::results::kIndexHeader), std::string::npos) << index;
+    EXPECT_NE(index.find(harness::publish::kIndexHeader), std::string::npos) << index;
     EXPECT_EQ(count(index, kLine), 1u) << index;
     EXPECT_NE(index.find("each backend's time per training step"), std::string::npos) << index;
     EXPECT_EQ(index.find("unchecked"), std::string::npos) << index;

@@ -4,8 +4,8 @@
 #include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
-#include "network.hpp"
 #include "session.hpp"
+#include "training_step.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 namespace {
 
 using harness::model::AbiGraph;
@@ -38,7 +38,7 @@ struct Executor {
           network(graph, state, pool) {}
     hb::Graph graph;
     hb::HostState<T> state;
-    Network<T> network;
+    TrainingStep<T> network;
 };
 
 std::vector<double> to_double(const std::vector<float>& v) {
@@ -55,7 +55,7 @@ TEST(ReferenceHourglass, GradientsOfEveryTensorMatchFiniteDifferences) {
 
     ThreadPool pool(2);
     Executor<double> executor(*abi.get(), pool);
-    Network<double>& network = executor.network;
+    TrainingStep<double>& network = executor.network;
     ASSERT_EQ(network.num_tensors(), static_cast<int>(state.size()));
     for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
 
@@ -97,7 +97,7 @@ TEST(ReferenceHourglass, TheInputsGradientMatchesFiniteDifferences) {
 
     ThreadPool pool(2);
     Executor<double> executor(*abi.get(), pool);
-    Network<double>& network = executor.network;
+    TrainingStep<double>& network = executor.network;
     for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
     network.set_input_gradient(true);
     network.forward(input.data(), target.data());
@@ -125,8 +125,7 @@ Trace run_session(const std::vector<hb_option>& options, hb_placement placement,
     const Graph graph = harness::model::build_hourglass(tiny_spec());
     const AbiGraph abi(graph);
     const hb_optimizer optimizer = rmsprop();
-    ReferenceSession session(
-        harness::testing::session_desc(abi, optimizer, options, "cpu", placement));
+    Session session(harness::testing::session_desc(abi, optimizer, options, "cpu", placement));
     const auto state = harness::data::initial_state(graph, 7);
     const auto batches = harness::data::make_batches(graph, 7, 2);
     Trace run =
@@ -213,7 +212,7 @@ TEST(ReferenceSession, Float32StepAgreesWithDoublePrecision) {
     const auto batches = harness::data::make_batches(graph, 7, 2);
     ThreadPool pool(2);
     Executor<double> executor(*abi.get(), pool);
-    Network<double>& network = executor.network;
+    TrainingStep<double>& network = executor.network;
     for (int i = 0; i < network.num_tensors(); ++i) network.tensor(i) = to_double(state[i]);
     const std::vector<double> input = to_double(batches.inputs[0]);
     const std::vector<double> target = to_double(batches.targets[0]);
@@ -268,20 +267,19 @@ TEST(ReferenceNetwork, RejectsInconsistentGraphsNamingTheLayer) {
 }
 
 TEST(ReferenceSession, RejectsOtherDevicesAndUnknownOptions) {
-    harness::testing::expect_cpu_session_checks_its_description<ReferenceSession>(tiny_spec());
+    harness::testing::expect_cpu_session_checks_its_description<Session>(tiny_spec());
     std::string message;
-    EXPECT_EQ(harness::testing::creation_status<ReferenceSession>(
-                  tiny_spec(), "cpu", {{"gemm_kernel", "fastest"}}, &message),
+    EXPECT_EQ(harness::testing::creation_status<Session>(tiny_spec(), "cpu",
+                                                         {{"gemm_kernel", "fastest"}}, &message),
               HB_UNSUPPORTED);
     EXPECT_NE(message.find("gemm_kernel"), std::string::npos) << message;
     // The oracle's precision takes no float32 kernel and no random rounding.
-    EXPECT_EQ(harness::testing::creation_status<ReferenceSession>(
-                  tiny_spec(), "cpu", {{"precision", "fp64"}, {"gemm_kernel", "avx2_fma"}},
-                  &message),
+    EXPECT_EQ(harness::testing::creation_status<Session>(
+                  tiny_spec(), "cpu", {{"math", "fp64"}, {"gemm_kernel", "avx2_fma"}}, &message),
               HB_UNSUPPORTED);
     EXPECT_NE(message.find("avx2_fma"), std::string::npos) << message;
-    EXPECT_EQ(harness::testing::creation_status<ReferenceSession>(
-                  tiny_spec(), "cpu", {{"precision", "fp64"}, {"rounding_seed", "3"}}, &message),
+    EXPECT_EQ(harness::testing::creation_status<Session>(
+                  tiny_spec(), "cpu", {{"math", "fp64"}, {"rounding_seed", "3"}}, &message),
               HB_UNSUPPORTED);
     EXPECT_NE(message.find("rounding_seed"), std::string::npos) << message;
 }
@@ -291,7 +289,7 @@ TEST(ReferenceSession, ReportsMemoryAndManifest) {
     const AbiGraph abi(graph);
     const hb_optimizer optimizer = rmsprop();
     const std::vector<hb_option> options = {{"threads", "3"}};
-    ReferenceSession session(harness::testing::session_desc(abi, optimizer, options));
+    Session session(harness::testing::session_desc(abi, optimizer, options));
     EXPECT_GT(session.peak_memory_bytes(), static_cast<uint64_t>(graph.activation_bytes()));
     const std::string manifest = session.manifest_json();
     EXPECT_NE(manifest.find("\"math\": \"fp32\""), std::string::npos) << manifest;
@@ -300,4 +298,4 @@ TEST(ReferenceSession, ReportsMemoryAndManifest) {
 }
 
 }  // namespace
-}  // namespace reference
+}  // namespace hb_reference

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 namespace {
 
 using harness::model::AbiGraph;
@@ -30,8 +30,8 @@ struct Profiled {
     const hb_optimizer optimizer = rmsprop();
     const std::vector<hb_option> options = {{"threads", "2"}};
 
-    std::unique_ptr<ReferenceSession> session(hb_placement placement = HB_PLACEMENT_DEVICE) {
-        auto s = std::make_unique<ReferenceSession>(
+    std::unique_ptr<Session> session(hb_placement placement = HB_PLACEMENT_DEVICE) {
+        auto s = std::make_unique<Session>(
             harness::testing::session_desc(abi, optimizer, options, "cpu", placement));
         harness::testing::load_problem(*s, graph, 5);
         return s;
@@ -105,4 +105,4 @@ TEST(ReferenceProfile, ThroughThePluginsTable) {
 }
 
 }  // namespace
-}  // namespace reference
+}  // namespace hb_reference

@@ -1,8 +1,8 @@
 // Sample runs and a scratch folder for the tests of harness/results.
 #pragma once
 
-#include "results/record.hpp"
-#include "results/reporter.hpp"
+#include "output/record.hpp"
+#include "output/reporter.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +14,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-namespace hr = harness::results;
 
 namespace harness::testing {
 
@@ -54,8 +52,8 @@ inline std::string slurp(const std::string& path) {
     return ss.str();
 }
 
-inline hr::Provenance provenance() {
-    hr::Provenance p;
+inline harness::output::Provenance provenance() {
+    harness::output::Provenance p;
     p.utc_time = "2025-11-29T14:37:00Z";
     p.harness_version = "0.1.0";
     p.git_commit = "84e518b0abcd";
@@ -75,8 +73,8 @@ inline hr::Provenance provenance() {
     return p;
 }
 
-inline hr::BackendRun full_run() {
-    hr::BackendRun r;
+inline harness::output::BackendRun full_run() {
+    harness::output::BackendRun r;
     r.backend = "onednn";
     r.plugin = "onednn";
     r.plugin_version = "0.1.0";
@@ -87,7 +85,7 @@ inline hr::BackendRun full_run() {
     r.math_mode = "fp32";
     r.threads = 16;
     r.check = "pass";
-    r.status = hr::Status::ok;
+    r.status = harness::output::Status::ok;
     r.message = "";
     r.warmup = 2;
     r.iterations = 4;
@@ -104,31 +102,31 @@ inline hr::BackendRun full_run() {
     r.cpu_ms = {790, 800, 780, 830};
     r.peak_memory_bytes = 3u * 1024 * 1024 * 1024;
     r.manifest_json = R"({"convs":[{"algo":"winograd","name":"pre.conv"}],"layout":"nChw16c"})";
-    r.stats = hr::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
+    r.stats = harness::output::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
     r.loss_agreement = "ok";
     r.loss_agreement_detail = "first-step loss 3.14159265 agrees with 3.14159265, the reference's";
     return r;
 }
 
-inline hr::BackendRun skipped_run() {
-    hr::BackendRun r;
+inline harness::output::BackendRun skipped_run() {
+    harness::output::BackendRun r;
     r.backend = "libtorch-cuda";
     r.plugin = "libtorch";
     r.device = "cuda:0";
-    r.status = hr::Status::skipped;
+    r.status = harness::output::Status::skipped;
     r.message = "no CUDA device";
     return r;
 }
 
 // Hands a reporter one invocation's runs, as the runner does: the context, the runs, finalize.
-inline void report(hr::Reporter& reporter, const hr::Provenance& p,
-                   const std::vector<hr::BackendRun>& runs) {
+inline void report(harness::output::Reporter& reporter, const harness::output::Provenance& p,
+                   const std::vector<harness::output::BackendRun>& runs) {
     reporter.report_context(p);
     reporter.report_runs(runs);
     reporter.finalize(runs);
 }
-inline void report(hr::Reporter&& reporter, const hr::Provenance& p,
-                   const std::vector<hr::BackendRun>& runs) {
+inline void report(harness::output::Reporter&& reporter, const harness::output::Provenance& p,
+                   const std::vector<harness::output::BackendRun>& runs) {
     report(reporter, p, runs);
 }
 
@@ -142,7 +140,8 @@ inline void expect_same(const std::vector<double>& a, const std::vector<double>&
     for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same(a[i], b[i])) << what << "[" << i << "]";
 }
 
-inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
+inline void expect_same(const harness::output::BackendRun& a,
+                        const harness::output::BackendRun& b) {
     EXPECT_EQ(a.backend, b.backend);
     EXPECT_EQ(a.plugin, b.plugin);
     EXPECT_EQ(a.plugin_version, b.plugin_version);
@@ -174,8 +173,8 @@ inline void expect_same(const hr::BackendRun& a, const hr::BackendRun& b) {
     EXPECT_EQ(a.loss_agreement_detail, b.loss_agreement_detail);
     EXPECT_EQ(a.log, b.log);
     EXPECT_EQ(a.cpu_ms, b.cpu_ms);
-    const hr::Stats& s = a.stats;
-    const hr::Stats& t = b.stats;
+    const harness::output::Stats& s = a.stats;
+    const harness::output::Stats& t = b.stats;
     for (auto [x, y] : {std::pair{s.median_ms, t.median_ms},
                         {s.mean_ms, t.mean_ms},
                         {s.stddev_ms, t.stddev_ms},

@@ -1,4 +1,4 @@
-#include "results/run_json.hpp"
+#include "output/run_json.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@ namespace {
 using namespace harness::testing;
 
 TEST(RunJson, BackendRunRoundTripsThroughText) {
-    hr::BackendRun r = full_run();
-    r.status = hr::Status::mismatch;
+    harness::output::BackendRun r = full_run();
+    r.status = harness::output::Status::mismatch;
     r.message = "grad pre.conv.weight: max rel err 3e-2";
     r.nonfinite_loss = true;
     r.warmup_losses = {kNaN, kInf};
@@ -18,43 +18,45 @@ TEST(RunJson, BackendRunRoundTripsThroughText) {
     r.stats.cv = kNaN;
     r.log = "I0000 a library's line\n";
 
-    const nlohmann::json j = hr::to_json(r);
+    const nlohmann::json j = harness::output::to_json(r);
     EXPECT_TRUE(j.at("manifest").is_object());
     EXPECT_EQ(j.at("losses").at(0), "-inf");
     EXPECT_EQ(j.at("status"), "mismatch");
-    const hr::BackendRun back = hr::backend_run_from_json(nlohmann::json::parse(j.dump()));
+    const harness::output::BackendRun back =
+        harness::output::backend_run_from_json(nlohmann::json::parse(j.dump()));
     expect_same(r, back);
 
     r.log.clear();  // a row whose libraries wrote nothing has no "log"
-    EXPECT_FALSE(hr::to_json(r).contains("log"));
+    EXPECT_FALSE(harness::output::to_json(r).contains("log"));
 }
 
 // A plugin's message may hold bytes that are not UTF-8: every JSON output stays valid.
 TEST(RunJson, TextReplacesBytesThatAreNotUtf8) {
     const nlohmann::json j = {{"message", std::string("bad \xff byte")}};
-    EXPECT_EQ(harness::results::json_text(j), "{\"message\":\"bad \xef\xbf\xbd byte\"}");
-    EXPECT_NE(harness::results::json_text(j, 2).find("\n  \"message\""), std::string::npos);
+    EXPECT_EQ(harness::output::json_text(j), "{\"message\":\"bad \xef\xbf\xbd byte\"}");
+    EXPECT_NE(harness::output::json_text(j, 2).find("\n  \"message\""), std::string::npos);
 }
 
 TEST(RunJson, ManifestThatIsNotJsonStaysText) {
     for (const std::string& m : {std::string("algo=winograd; layout=NHWC"), std::string("{}"),
                                  std::string(""), std::string("\"quoted\"")}) {
-        hr::BackendRun r = skipped_run();
+        harness::output::BackendRun r = skipped_run();
         r.manifest_json = m;
-        EXPECT_EQ(hr::backend_run_from_json(hr::to_json(r)).manifest_json, m);
+        EXPECT_EQ(harness::output::backend_run_from_json(harness::output::to_json(r)).manifest_json,
+                  m);
     }
 }
 
 TEST(RunJson, RejectsUnknownStatusAndBadNumbers) {
-    nlohmann::json j = hr::to_json(full_run());
+    nlohmann::json j = harness::output::to_json(full_run());
     j["status"] = "great";
-    EXPECT_THROW(hr::backend_run_from_json(j), nlohmann::json::exception);
-    j = hr::to_json(full_run());
+    EXPECT_THROW(harness::output::backend_run_from_json(j), nlohmann::json::exception);
+    j = harness::output::to_json(full_run());
     j["losses"] = {"NaN?"};
-    EXPECT_THROW(hr::backend_run_from_json(j), nlohmann::json::exception);
-    j = hr::to_json(full_run());
+    EXPECT_THROW(harness::output::backend_run_from_json(j), nlohmann::json::exception);
+    j = harness::output::to_json(full_run());
     j.erase("samples_ms");
-    EXPECT_THROW(hr::backend_run_from_json(j), nlohmann::json::exception);
+    EXPECT_THROW(harness::output::backend_run_from_json(j), nlohmann::json::exception);
 }
 
 }  // namespace

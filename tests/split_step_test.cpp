@@ -4,7 +4,7 @@
 #include "backend_comparison.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
-#include "run/plugin_library.hpp"
+#include "plugin_host/plugin_library.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -20,9 +20,9 @@
 
 namespace {
 
-using harness::run::PluginCallError;
-using harness::run::PluginLibrary;
-using harness::run::PluginSession;
+using harness::plugin_host::PluginCallError;
+using harness::plugin_host::PluginLibrary;
+using harness::plugin_host::PluginSession;
 using harness::testing::pointers;
 using harness::testing::rmsprop;
 using harness::testing::Tensors;

@@ -1,4 +1,4 @@
-#include "results/table_reporter.hpp"
+#include "output/table_reporter.hpp"
 #include "results_samples.hpp"
 
 #include <gtest/gtest.h>
@@ -9,30 +9,30 @@ namespace {
 
 using namespace harness::testing;
 
-std::string table_of(const std::vector<hr::BackendRun>& runs) {
+std::string table_of(const std::vector<harness::output::BackendRun>& runs) {
     std::ostringstream out;
-    report(hr::TableReporter(out), provenance(), runs);
+    report(harness::output::TableReporter(out), provenance(), runs);
     return out.str();
 }
 
-hr::BackendRun ok_run(const std::string& name, std::vector<double> samples) {
-    hr::BackendRun r;
+harness::output::BackendRun ok_run(const std::string& name, std::vector<double> samples) {
+    harness::output::BackendRun r;
     r.backend = name;
     r.device = "cpu";
-    r.status = hr::Status::ok;
+    r.status = harness::output::Status::ok;
     r.batch = 6;
     r.flops_per_step = 1'000'000'000;
     r.samples_ms = std::move(samples);
     r.losses = {2.5, 2.25};
-    r.stats = hr::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
+    r.stats = harness::output::compute_stats(r.samples_ms, r.batch, r.flops_per_step);
     return r;
 }
 
 TEST(Table, ListsEveryBackendAndWhyOneDidNotRun) {
-    hr::BackendRun skipped;
+    harness::output::BackendRun skipped;
     skipped.backend = "libtorch-cuda";
     skipped.device = "cuda:0";
-    skipped.status = hr::Status::skipped;
+    skipped.status = harness::output::Status::skipped;
     skipped.message = "no CUDA device";
 
     const std::string t = table_of({ok_run("reference", {10, 10, 10}), skipped});
@@ -47,7 +47,7 @@ TEST(Table, ListsEveryBackendAndWhyOneDidNotRun) {
 
 // Two threads busy through the step: CPU time twice the wall time.
 TEST(Table, ShowsTheWorkersCpuTimeOverTheWallTime) {
-    hr::BackendRun busy = ok_run("busy", {10, 10, 10});
+    harness::output::BackendRun busy = ok_run("busy", {10, 10, 10});
     busy.cpu_ms = {19, 20, 21};
     const std::string t = table_of({busy, ok_run("unmeasured", {10, 10, 10})});
     const std::string busy_row = t.substr(t.find("busy"), t.find('\n', t.find("busy")) - t.find("busy"));
@@ -57,8 +57,8 @@ TEST(Table, ShowsTheWorkersCpuTimeOverTheWallTime) {
 }
 
 TEST(Table, FlagsNoiseAndNonFiniteLoss) {
-    hr::BackendRun noisy = ok_run("onednn", {88, 94, 100, 106, 112});
-    hr::BackendRun diverged = ok_run("cudnn", {5, 5, 5});
+    harness::output::BackendRun noisy = ok_run("onednn", {88, 94, 100, 106, 112});
+    harness::output::BackendRun diverged = ok_run("cudnn", {5, 5, 5});
     diverged.losses = {1.0, kInf, kNaN};
     diverged.nonfinite_loss = true;
 
@@ -69,10 +69,10 @@ TEST(Table, FlagsNoiseAndNonFiniteLoss) {
 }
 
 TEST(Table, FlagsADisagreeingFirstLossAndAStaleCheck) {
-    hr::BackendRun odd = ok_run("odd", {5, 5, 5});
+    harness::output::BackendRun odd = ok_run("odd", {5, 5, 5});
     odd.loss_agreement = "disagrees";
     odd.loss_agreement_detail = "first-step loss 2.5 against 1, the reference's (reference)";
-    hr::BackendRun stale = ok_run("stale", {5, 5, 5});
+    harness::output::BackendRun stale = ok_run("stale", {5, 5, 5});
     stale.check = "stale";
     stale.loss_agreement = "ok";
 
@@ -100,9 +100,9 @@ TEST(Table, EnvironmentWarningsComeUnderTheTable) {
     EXPECT_EQ(t.find("load average"), std::string::npos) << t;  // no warning, not shown
 
     std::ostringstream out;
-    hr::Provenance quiet = provenance();
+    harness::output::Provenance quiet = provenance();
     quiet.environment.clear();
-    report(hr::TableReporter(out), quiet, {ok_run("reference", {10, 10, 10})});
+    report(harness::output::TableReporter(out), quiet, {ok_run("reference", {10, 10, 10})});
     EXPECT_EQ(out.str().find("WARNING"), std::string::npos) << out.str();
 }
 

@@ -5,8 +5,8 @@
 #include "hb/cpu.hpp"
 #include "kernels.hpp"
 #include "layouts.hpp"
-#include "results/record.hpp"
-#include "results/run_json.hpp"
+#include "output/record.hpp"
+#include "output/run_json.hpp"
 #include "test_paths.hpp"
 #include "timeline.hpp"
 #include "trace_check.hpp"
@@ -28,7 +28,7 @@
 
 namespace {
 
-namespace wire = tensorflow_plugin::wire;
+namespace wire = hb_tensorflow::wire;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -97,7 +97,7 @@ TEST(TensorflowWire, BytesThatAreNoMessageAreRefused) {
 }
 
 TEST(TensorflowTimeline, EachNodesPhaseComesFromItsPartOfTheGraphAndItsType) {
-    using tensorflow_plugin::classify;
+    using hb_tensorflow::classify;
     EXPECT_EQ(classify("pre.conv/conv", "Conv2D", 0).phase, HB_PHASE_FORWARD);
     EXPECT_EQ(classify("gradients/pre.conv/conv_grad/Conv2DBackpropInput", "Conv2DBackpropInput", 0)
                   .phase,
@@ -122,34 +122,34 @@ TEST(TensorflowTimeline, EachNodesPhaseComesFromItsPartOfTheGraphAndItsType) {
     EXPECT_EQ(classify("_Retval", "_Retval", -1).phase, HB_PHASE_OTHER);
     EXPECT_TRUE(classify("_SOURCE", "NoOp", -1).skip);
     EXPECT_EQ(classify("x/y", "", 2).name, "x/y");
-    EXPECT_EQ(tensorflow_plugin::part_of("init/pre.conv.weight"), "setup");
+    EXPECT_EQ(hb_tensorflow::part_of("init/pre.conv.weight"), "setup");
 }
 
 TEST(TensorflowLayouts, WeightsAndActivationsGoToTensorflowsLayoutsAndBack) {
     hb::Tensor w;
     w.shape = {4, 3, 2, 5};  // O I H W
     w.elements = 120;
-    EXPECT_EQ(tensorflow_plugin::tensorflow_shape(w), (std::vector<int64_t>{2, 5, 3, 4}));
+    EXPECT_EQ(hb_tensorflow::tensorflow_shape(w), (std::vector<int64_t>{2, 5, 3, 4}));
     std::vector<float> oihw(120), hwio(120), back(120);
     std::iota(oihw.begin(), oihw.end(), 0.f);
-    tensorflow_plugin::oihw_to_hwio(w, oihw.data(), hwio.data());
+    hb_tensorflow::oihw_to_hwio(w, oihw.data(), hwio.data());
     // OIHW [o=1][i=2][h=1][w=3] is HWIO [h=1][w=3][i=2][o=1].
     EXPECT_EQ(hwio[((1 * 5 + 3) * 3 + 2) * 4 + 1], oihw[((1 * 3 + 2) * 2 + 1) * 5 + 3]);
-    tensorflow_plugin::hwio_to_oihw(w, hwio.data(), back.data());
+    hb_tensorflow::hwio_to_oihw(w, hwio.data(), back.data());
     EXPECT_EQ(back, oihw);
 
     const hb::Dims d{2, 3, 4, 5};
     std::vector<float> nchw(120), nhwc(120);
     std::iota(nchw.begin(), nchw.end(), 0.f);
-    tensorflow_plugin::nchw_to_nhwc(d, nchw.data(), nhwc.data());
+    hb_tensorflow::nchw_to_nhwc(d, nchw.data(), nhwc.data());
     EXPECT_EQ(nhwc[((1 * 4 + 2) * 5 + 3) * 3 + 1], nchw[((1 * 3 + 1) * 4 + 2) * 5 + 3]);
-    tensorflow_plugin::nhwc_to_nchw(d, nhwc.data(), back.data());
+    hb_tensorflow::nhwc_to_nchw(d, nhwc.data(), back.data());
     EXPECT_EQ(back, nchw);
 
     hb::Tensor gamma;
     gamma.shape = {7};
     gamma.elements = 7;
-    EXPECT_EQ(tensorflow_plugin::tensorflow_shape(gamma), (std::vector<int64_t>{7}));
+    EXPECT_EQ(hb_tensorflow::tensorflow_shape(gamma), (std::vector<int64_t>{7}));
 }
 
 bool plugin_built() {
@@ -161,7 +161,7 @@ class TensorflowConformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TensorflowConformance, EveryTensorflowEntryPasses) {
     if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
-    const std::string config = std::string(HB_SOURCE_DIR) + "/configs/" + GetParam() + ".yaml";
+    const std::string config = harness::testing::shipped_config(GetParam() + ".yaml");
     std::ifstream in(config);
     std::string line, backends;
     while (std::getline(in, line))
@@ -198,7 +198,7 @@ TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::ifstream sidecar(dir / "p.json");
     const nlohmann::json j = nlohmann::json::parse(sidecar);
-    const auto run = harness::results::backend_run_from_json(j["runs"][0]);
+    const auto run = harness::output::backend_run_from_json(j["runs"][0]);
     ASSERT_TRUE(run.profile);
     for (const char* kind : {"convolution forward", "convolution backward-data",
                              "convolution backward-weights", "batch norm", "optimizer"})
@@ -239,9 +239,9 @@ TEST(TensorflowKernels, TheDefaultFollowsTheCpuFeaturesAndTheManifestSaysWhichRa
     if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
     if (std::getenv("TF_ENABLE_ONEDNN_OPTS"))
         GTEST_SKIP() << "TF_ENABLE_ONEDNN_OPTS is set here: TensorFlow's default is not in play";
-    const tensorflow_plugin::OnednnDefault expected = tensorflow_plugin::onednn_default();
+    const hb_tensorflow::OnednnDefault expected = hb_tensorflow::onednn_default();
     const std::set<std::string> flags = hb::cpu_flags();
-    for (const std::string& f : tensorflow_plugin::kOnednnFeatures)
+    for (const std::string& f : hb_tensorflow::kOnednnFeatures)
         EXPECT_EQ(flags.count(f) > 0, std::count(expected.features.begin(),
                                                  expected.features.end(), f) > 0) << f;
     TempDir dir;
@@ -252,7 +252,7 @@ TEST(TensorflowKernels, TheDefaultFollowsTheCpuFeaturesAndTheManifestSaysWhichRa
     std::ifstream sidecar(dir / "r.json");
     const nlohmann::json manifest = nlohmann::json::parse(sidecar)["runs"][0]["manifest"];
     EXPECT_EQ(manifest["onednn_environment"], "");
-    EXPECT_EQ(manifest["onednn_default"], tensorflow_plugin::onednn_default_text(expected));
+    EXPECT_EQ(manifest["onednn_default"], hb_tensorflow::onednn_default_text(expected));
     EXPECT_EQ(manifest["kernels"],
               expected.on ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)");
     EXPECT_EQ(manifest["onednn_kernels_in_forward"].get<int>() > 0, expected.on);

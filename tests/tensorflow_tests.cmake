@@ -3,7 +3,7 @@
 if(TARGET hb_tensorflow)
   hb_add_test(tensorflow_test
     SOURCES tensorflow_test.cpp
-    LIBS hb_tensorflow_host hb_results nlohmann_json::nlohmann_json)
+    LIBS hb_tensorflow_host hb_publish hb_layers nlohmann_json::nlohmann_json)
   add_dependencies(tensorflow_test harness hb_tensorflow hb_reference)
 else()
   hb_plugin_skip_reason(tensorflow reason)

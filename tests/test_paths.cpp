@@ -21,4 +21,8 @@ const char* communicator_dir() {
     return HB_TEST_COMMUNICATOR_DIR;
 }
 
+std::string shipped_config(const std::string& name) {
+    return std::string(source_dir()) + "/configs/" + name;
+}
+
 }  // namespace harness::testing

@@ -4,6 +4,8 @@
 // between clones.
 #pragma once
 
+#include <string>
+
 namespace harness::testing {
 
 const char* source_dir();        // the repository
@@ -12,6 +14,9 @@ const char* plugin_dir();        // the built plugins
 const char* test_data_dir();     // tests/data
 const char* fake_plugin_dir();   // the fake and defect plugins
 const char* communicator_dir();  // the built communicator modules
+
+// configs/NAME of the repository: a config it ships.
+std::string shipped_config(const std::string& name);
 
 }  // namespace harness::testing
 

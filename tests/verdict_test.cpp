@@ -2,7 +2,7 @@
 // of the plugin and the library versions that were checked.
 #include "check/check_record.hpp"
 #include "harness_process.hpp"
-#include "results/csv_reader.hpp"
+#include "output/csv_reader.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -138,7 +138,7 @@ TEST(HarnessRunVerdicts, AVerdictIsFoundFromAnyFolderAndIsStaleOnceThePluginChan
     const std::string run_env = "cd " + (dir / "run_here") + " && " + env;
     auto run = run_harness("run " + config + " --output " + (dir / "before.csv"), run_env);
     EXPECT_EQ(run.exit_code, 1) << run.output;
-    auto rows = harness::results::read_csv(dir / "before.csv");
+    auto rows = harness::output::read_csv(dir / "before.csv");
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[1]["check"], "mismatch");
     EXPECT_EQ(rows[1]["status"], "mismatch");
@@ -147,7 +147,7 @@ TEST(HarnessRunVerdicts, AVerdictIsFoundFromAnyFolderAndIsStaleOnceThePluginChan
     std::ofstream(plugin, std::ios::app | std::ios::binary) << "rebuilt";
     run = run_harness("run " + config + " --output " + (dir / "after.csv"), run_env);
     EXPECT_EQ(run.exit_code, 0) << run.output;
-    rows = harness::results::read_csv(dir / "after.csv");
+    rows = harness::output::read_csv(dir / "after.csv");
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[1]["check"], "stale");
     EXPECT_EQ(rows[1]["status"], "ok");

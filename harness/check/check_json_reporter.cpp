@@ -1,6 +1,6 @@
 #include "check/check_json_reporter.hpp"
 
-#include "results/run_json.hpp"
+#include "output/run_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +22,7 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
                         {"steps", request.steps},
                         {"baseline",
                          {{"name", request.baseline},
-                          {"status", results::to_string(outcome.baseline.status)},
+                          {"status", output::to_string(outcome.baseline.status)},
                           {"message", outcome.baseline.message},
                           {"losses", outcome.baseline.losses}}},
                         {"baseline_problem", outcome.baseline_problem},
@@ -95,12 +95,12 @@ nlohmann::json to_json(const LayerCheckOutcome& outcome, const CheckRequest& req
 }  // namespace
 
 void CheckJsonReporter::report(const CheckRequest& request, const CheckOutcome& outcome) {
-    out_ << results::json_text(to_json(outcome, request), 2) << "\n";
+    out_ << output::json_text(to_json(outcome, request), 2) << "\n";
 }
 
 void CheckJsonReporter::report_layers(const CheckRequest& request,
                                       const LayerCheckOutcome& outcome) {
-    out_ << results::json_text(to_json(outcome, request), 2) << "\n";
+    out_ << output::json_text(to_json(outcome, request), 2) << "\n";
 }
 
 }  // namespace harness::check

@@ -1,9 +1,9 @@
 #include "check/check_record.hpp"
 
 #include "config/sha256.hpp"
-#include "results/atomic_file.hpp"
-#include "results/run_json.hpp"
-#include "run/plugin_search.hpp"
+#include "output/atomic_file.hpp"
+#include "output/run_json.hpp"
+#include "plugin_host/plugin_search.hpp"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -66,7 +66,7 @@ bool operator==(const BuildIdentity& a, const BuildIdentity& b) {
 BuildIdentity build_identity(const std::string& plugin, const std::string& plugin_version,
                              const std::map<std::string, std::string>& libraries) {
     BuildIdentity b;
-    if (auto path = run::find_plugin(plugin)) b.plugin_sha256 = file_sha256(*path);
+    if (auto path = plugin_host::find_plugin(plugin)) b.plugin_sha256 = file_sha256(*path);
     b.plugin_version = plugin_version;
     b.libraries = libraries;
     return b;
@@ -80,7 +80,7 @@ std::string identity_change(const std::string& plugin, const BuildIdentity& then
                (b.empty() ? "none" : b) + " now)";
     };
     if (then.plugin_sha256 != now.plugin_sha256)
-        add("the plugin file " + run::plugin_file_name(plugin),
+        add("the plugin file " + plugin_host::plugin_file_name(plugin),
             "SHA-256 " + short_sha(then.plugin_sha256), "SHA-256 " + short_sha(now.plugin_sha256));
     if (then.plugin_version != now.plugin_version)
         add("the plugin version", then.plugin_version, now.plugin_version);
@@ -155,7 +155,7 @@ void record_verdicts(const std::string& path, const std::vector<Verdict>& verdic
         entry.update(identity_json(v.build));
         j["verdicts"].push_back(entry);
     }
-    results::write_file_atomically(path, results::json_text(j, 2) + "\n");
+    output::write_file_atomically(path, output::json_text(j, 2) + "\n");
 }
 
 }  // namespace harness::check

@@ -4,13 +4,13 @@ namespace harness::check {
 
 namespace {
 
-std::string verdict_for(results::Status status) {
+std::string verdict_for(output::Status status) {
     switch (status) {
-        case results::Status::ok:
+        case output::Status::ok:
             return "PASS";
-        case results::Status::mismatch:
+        case output::Status::mismatch:
             return "MISMATCH";
-        case results::Status::skipped:
+        case output::Status::skipped:
             return "SKIPPED";
         default:
             return "FAILED";
@@ -28,7 +28,7 @@ std::string rank_verdict_of(const RankCheck& check) {
 }
 
 bool compared(const BackendCheck& check) {
-    return check.run.status == results::Status::ok || check.run.status == results::Status::mismatch;
+    return check.run.status == output::Status::ok || check.run.status == output::Status::mismatch;
 }
 
 }  // namespace harness::check

@@ -4,11 +4,11 @@
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
-#include "run/child_process.hpp"
-#include "run/library_output.hpp"
+#include "plugin_host/child_process.hpp"
+#include "plugin_host/library_output.hpp"
+#include "plugin_host/scratch_dir.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
-#include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
 
 #include <fmt/format.h>
@@ -32,7 +32,7 @@ run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest&
     job.backend = run::PluginDefaults{request.baseline, "cpu"};
     if (request.baseline == kOracle) {
         job.backend = run::PluginDefaults{"reference", "cpu"};
-        job.options["precision"] = "fp64";
+        job.options["math"] = "fp64";
     }
     for (size_t i = 0; i < config.backends.size(); ++i)
         if (config.backends[i].name == request.baseline) {
@@ -52,7 +52,7 @@ run::WorkerJob ensemble_job(const CheckRequest& request, int m, int bits) {
     return job;
 }
 
-StepCapture read_capture(const model::Graph& graph, const results::BackendRun& run,
+StepCapture read_capture(const model::Graph& graph, const output::BackendRun& run,
                          const fs::path& dir) {
     StepCapture capture;
     capture.losses = run.losses;
@@ -88,15 +88,15 @@ StepCapture read_capture(const model::Graph& graph, const results::BackendRun& r
     return capture;
 }
 
-std::string baseline_problem(const config::RunConfig& config, const results::BackendRun& b,
+std::string baseline_problem(const config::RunConfig& config, const output::BackendRun& b,
                              double timeout_s) {
-    if (b.status == results::Status::timeout)
+    if (b.status == output::Status::timeout)
         return fmt::format(
             "baseline '{}' gave no result within {} s on {}: the config is too big for it; pass "
             "--baseline with a backend that has passed a check on a smaller config",
             b.backend, timeout_s, config.name);
-    if (b.status != results::Status::ok)
-        return fmt::format("baseline '{}' {}: {}", b.backend, results::to_string(b.status),
+    if (b.status != output::Status::ok)
+        return fmt::format("baseline '{}' {}: {}", b.backend, output::to_string(b.status),
                            b.message);
     if (b.nonfinite_loss) return fmt::format("baseline '{}' produced a non-finite loss", b.backend);
     return "";
@@ -108,9 +108,9 @@ std::map<std::string, std::string> ensemble_member_options(int m, int bits) {
     return {{"rounding_seed", std::to_string(m + 1)}, {"rounding_bits", std::to_string(bits)}};
 }
 
-results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
-                                const fs::path& dir, run::ProgressLine* progress,
-                                const std::string& label, int later_captures) {
+output::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
+                               const fs::path& dir, run::ProgressLine* progress,
+                               const std::string& label, int later_captures) {
     job.overrides = {0, steps};
     job.result_path = (dir / "result.json").string();
     job.capture = run::Capture{dir.string()};
@@ -125,21 +125,23 @@ results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob 
             run::describe_entry(config, entry, job.overrides, graph).flops_per_step);
         progress->begin(label, {0, steps, 0, flops, later_captures * steps * flops});
     }
-    results::BackendRun run =
+    output::BackendRun run =
         run::launch_worker(config, job, run::timeout_of(config, entry), progress);
     if (progress) progress->end();
     if (run::is_failure(run.status))
-        std::fputs(run::log_tail_for_console(run.log, run::kFailureLogLines, "  ").c_str(), stderr);
+        std::fputs(
+            plugin_host::log_tail_for_console(run.log, plugin_host::kFailureLogLines, "  ").c_str(),
+            stderr);
     return run;
 }
 
 CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& request) {
-    run::install_interrupt_handler();
+    plugin_host::install_interrupt_handler();
     model::Graph graph = model::build_hourglass(config.model);
     if (request.unit >= 0)
         graph = model::unit_graph(graph,
                                   model::layer_units(graph).at(static_cast<size_t>(request.unit)));
-    const run::ScratchDir scratch("harness-check");
+    const plugin_host::ScratchDir scratch("harness-check");
     CheckOutcome outcome;
 
     const run::WorkerJob base = baseline_job(config, request);
@@ -173,13 +175,13 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     auto ensemble_at = [&](int bits) -> const std::vector<StepCapture>* {
         if (auto it = ensembles.find(bits); it != ensembles.end()) return &it->second;
         std::vector<StepCapture> members;
-        for (int m = 0; m < kEnsembleSize && !run::interrupted(); ++m) {
+        for (int m = 0; m < kEnsembleSize && !plugin_host::interrupted(); ++m) {
             std::fprintf(stderr, "rounding-noise ensemble, %d significand bits: member %d of %d, "
                                  "%d steps\n",
                          bits, m + 1, kEnsembleSize, request.steps);
             const run::WorkerJob job = ensemble_job(request, m, bits);
             const fs::path dir = scratch.path() / fmt::format("ensemble-{}-{}", bits, m);
-            const results::BackendRun run =
+            const output::BackendRun run =
                 run_capture(config, job, request.steps, dir, request.progress,
                             fmt::format("ensemble member {} of {}", m + 1, kEnsembleSize),
                             std::max(0, --later));
@@ -197,7 +199,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
 
     for (int index : request.entries) {
         const int* base_entry = std::get_if<int>(&base.backend);
-        if ((base_entry && index == *base_entry) || run::interrupted()) continue;
+        if ((base_entry && index == *base_entry) || plugin_host::interrupted()) continue;
         run::WorkerJob job;
         job.config_path = request.config_path;
         job.backend = index;
@@ -208,14 +210,14 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         BackendCheck check;
         check.run = run_capture(config, job, request.steps, dir, request.progress, name,
                                 std::max(0, --later));
-        if (check.run.status == results::Status::ok) {
+        if (check.run.status == output::Status::ok) {
             const Tolerance tolerance = request.unit >= 0 ? layer_tolerance_for(check.run.math_mode)
                                                           : tolerance_for(check.run.math_mode);
             const std::vector<StepCapture>* ensemble = ensemble_at(tolerance.significand_bits);
             if (!ensemble) return outcome;
             check.comparison = compare(read_capture(graph, check.run, dir), expected, tolerance,
                                        ensemble, &replay);
-            if (!check.comparison.pass) check.run.status = results::Status::mismatch;
+            if (!check.comparison.pass) check.run.status = output::Status::mismatch;
         }
         outcome.checks.push_back(std::move(check));
     }

@@ -6,7 +6,7 @@
 #include "check/comparison.hpp"
 #include "check/rank_check.hpp"
 #include "config/config.hpp"
-#include "results/record.hpp"
+#include "output/record.hpp"
 #include "run/worker_launch.hpp"
 
 #include <filesystem>
@@ -39,12 +39,12 @@ struct CheckRequest {
 };
 
 struct BackendCheck {
-    results::BackendRun run;  // status other than ok: the backend could not be checked
+    output::BackendRun run;   // status other than ok: the backend could not be checked
     Comparison comparison;    // meaningful when run.status == ok
 };
 
 struct CheckOutcome {
-    results::BackendRun baseline;
+    output::BackendRun baseline;
     std::string baseline_problem;  // non-empty: nothing could be compared
     std::vector<BackendCheck> checks;
     // A config with `parallel`: each backend's data-parallel step against its one-process step.
@@ -56,9 +56,9 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
 // Runs `job` as a conformance capture of `steps` steps, no warm-up, into `dir` (the worker's
 // tensors and its result); its steps on `progress` when given, under `label`, with
 // `later_captures` more of the same size to come.
-results::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
-                                const std::filesystem::path& dir,
-                                run::ProgressLine* progress = nullptr,
-                                const std::string& label = "", int later_captures = 0);
+output::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob job, int steps,
+                               const std::filesystem::path& dir,
+                               run::ProgressLine* progress = nullptr, const std::string& label = "",
+                               int later_captures = 0);
 
 }  // namespace harness::check

@@ -143,7 +143,7 @@ void CheckTableReporter::report_layers(const CheckRequest& request,
                                 widths[i]);
         out_ << "\n";
         for (const auto& c : u.outcome.checks) {
-            if (c.run.status == results::Status::skipped) {
+            if (c.run.status == output::Status::skipped) {
                 skipped.emplace(c.run.backend, c.run.message);
             } else if (!compared(c)) {
                 out_ << fmt::format("    {}: {}\n", c.run.backend, c.run.message);

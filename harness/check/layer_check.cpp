@@ -4,7 +4,7 @@
 #include "config/printable.hpp"
 #include "model/hourglass.hpp"
 #include "model/name_pattern.hpp"
-#include "run/child_process.hpp"
+#include "plugin_host/child_process.hpp"
 
 #include <fmt/format.h>
 
@@ -39,20 +39,20 @@ std::vector<int> select_units(const std::vector<model::LayerUnit>& units,
 
 LayerCheckOutcome run_layer_check(const config::RunConfig& config, CheckRequest request,
                                   const std::vector<int>& units, const std::string& layers) {
-    run::install_interrupt_handler();
+    plugin_host::install_interrupt_handler();
     const std::vector<model::LayerUnit> all =
         model::layer_units(model::build_hourglass(config.model));
     LayerCheckOutcome outcome;
     outcome.layers = layers;
     for (size_t k = 0; k < units.size(); ++k) {
-        if (run::interrupted()) break;
+        if (plugin_host::interrupted()) break;
         request.unit = units[k];
         UnitCheck& u = outcome.units.emplace_back();
         u.unit = all.at(static_cast<size_t>(units[k]));
         std::fprintf(stderr, "[%zu/%zu] %s\n", k + 1, units.size(), u.unit.name.c_str());
         u.outcome = run_check(config, request);
     }
-    outcome.interrupted = run::interrupted();
+    outcome.interrupted = plugin_host::interrupted();
     return outcome;
 }
 
@@ -83,7 +83,7 @@ std::vector<KindSummary> summarize_by_kind(const LayerCheckOutcome& outcome) {
             const auto it = std::find_if(summaries.begin(), summaries.end(), of_this);
             KindSummary& s = *it;
             ++s.configurations;
-            if (c.run.status == results::Status::skipped) {
+            if (c.run.status == output::Status::skipped) {
                 ++s.skipped;
                 continue;
             }

@@ -12,10 +12,10 @@ namespace harness::check {
 
 namespace {
 
-using results::BackendRun;
+using output::BackendRun;
 
 bool compared(const BackendRun& r) {
-    return (r.status == results::Status::ok || r.status == results::Status::mismatch) &&
+    return (r.status == output::Status::ok || r.status == output::Status::mismatch) &&
            (!r.warmup_losses.empty() || !r.losses.empty());
 }
 

@@ -4,7 +4,7 @@
 // check is needed for that.
 #pragma once
 
-#include "results/record.hpp"
+#include "output/record.hpp"
 
 #include <vector>
 
@@ -22,6 +22,6 @@ inline constexpr const char* kReferencePlugin = "reference";
 // yardstick; with one run in that mode, that run is the yardstick). The tolerance is relative, the
 // larger of the loss tolerances of the run's math mode and the yardstick's. A non-finite first loss
 // disagrees. Two runs in one mode that disagree are both flagged: either may be the wrong one.
-void annotate_loss_agreement(std::vector<results::BackendRun>& runs);
+void annotate_loss_agreement(std::vector<output::BackendRun>& runs);
 
 }  // namespace harness::check

@@ -4,8 +4,8 @@
 
 #include "data/dump.hpp"
 #include "model/hourglass.hpp"
-#include "run/child_process.hpp"
-#include "run/scratch_dir.hpp"
+#include "plugin_host/child_process.hpp"
+#include "plugin_host/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
 
 #include <fmt/format.h>
@@ -37,8 +37,8 @@ bool is_power_of_two(int n) {
 }
 
 // Entry `entry` captured at `ranks` ranks, every rank on the same batch.
-results::BackendRun capture(const config::RunConfig& config, const std::string& config_path,
-                            int steps, int entry, int ranks, const fs::path& dir) {
+output::BackendRun capture(const config::RunConfig& config, const std::string& config_path,
+                           int steps, int entry, int ranks, const fs::path& dir) {
     run::WorkerJob job;
     job.config_path = config_path;
     job.backend = entry;
@@ -77,15 +77,15 @@ std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
         all.push_back(t.name);
         if (t.trainable()) trainable.push_back(t.name);
     }
-    const run::ScratchDir scratch("harness-rank-check");
+    const plugin_host::ScratchDir scratch("harness-rank-check");
     std::vector<RankCheck> outcome;
     for (int index : entries) {
         const std::string name = config.backends[static_cast<size_t>(index)].name;
         const fs::path plain_dir = scratch.path() / fmt::format("plain-{}", index);
         std::fprintf(stderr, "%s, one process: %d steps\n", name.c_str(), steps);
-        const results::BackendRun plain = capture(config, config_path, steps, index, 0, plain_dir);
+        const output::BackendRun plain = capture(config, config_path, steps, index, 0, plain_dir);
         for (int ranks : config.parallel.ranks) {
-            if (run::interrupted()) return outcome;
+            if (plugin_host::interrupted()) return outcome;
             RankCheck& check = outcome.emplace_back();
             check.backend = name;
             check.ranks = ranks;
@@ -93,15 +93,14 @@ std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
                          ranks, ranks > 1 ? "s" : "", steps);
             const fs::path dir = scratch.path() / fmt::format("ranks-{}-{}", index, ranks);
             check.run = capture(config, config_path, steps, index, ranks, dir);
-            if (plain.status != results::Status::ok) {
-                check.run.status = plain.status == results::Status::skipped
-                                       ? results::Status::skipped
-                                       : results::Status::failed;
+            if (plain.status != output::Status::ok) {
+                check.run.status = plain.status == output::Status::skipped ? output::Status::skipped
+                                                                           : output::Status::failed;
                 check.detail = fmt::format("its one-process step {}: {}",
-                                           results::to_string(plain.status), plain.message);
+                                           output::to_string(plain.status), plain.message);
                 continue;
             }
-            if (check.run.status != results::Status::ok) {
+            if (check.run.status != output::Status::ok) {
                 check.detail = check.run.message;
                 continue;
             }
@@ -129,7 +128,7 @@ std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
                 }
             }
             check.pass = difference.empty();
-            if (!check.pass) check.run.status = results::Status::mismatch;
+            if (!check.pass) check.run.status = output::Status::mismatch;
             check.detail = check.pass ? fmt::format(
                                             "{} tensors over {} rank{} equal to the one-process "
                                             "step's{}",

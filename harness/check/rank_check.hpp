@@ -6,7 +6,7 @@
 #pragma once
 
 #include "config/config.hpp"
-#include "results/record.hpp"
+#include "output/record.hpp"
 
 #include <string>
 #include <vector>
@@ -16,7 +16,7 @@ namespace harness::check {
 struct RankCheck {
     std::string backend;
     int ranks = 1;
-    results::BackendRun run;  // of the data-parallel capture; status other than ok: not compared
+    output::BackendRun run;  // of the data-parallel capture; status other than ok: not compared
     bool pass = false;
     int tensors = 0;     // tensors compared, over every rank
     std::string detail;  // the first difference, or what was compared

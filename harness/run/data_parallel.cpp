@@ -28,7 +28,7 @@ std::string communicator_name(config::CommunicatorKind kind, const std::string& 
 
 // The all-reduce of the whole gradient timed alone, as nccl-tests times it; one rank has nothing
 // to exchange.
-void time_all_reduce(parallel::Communicator& communicator, int ranks, results::ParallelRun& p) {
+void time_all_reduce(parallel::Communicator& communicator, int ranks, output::ParallelRun& p) {
     constexpr int kWarmup = 5, kIterations = 20;
     if (ranks == 1) return;
     p.allreduce_ms = communicator.time_all_reduce(p.gradient_bytes, kWarmup, kIterations);
@@ -60,10 +60,10 @@ parallel::World& join_ranks(const WorkerJob& job) {
 
 void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
                        const config::BackendEntry& entry, model::Graph graph,
-                       const PluginLibrary& library, parallel::World& world,
-                       const std::function<bool()>& stop, results::BackendRun& run) {
+                       const plugin_host::PluginLibrary& library, parallel::World& world,
+                       const std::function<bool()>& stop, output::BackendRun& run) {
     if (!library.can_split_step()) {
-        run.status = results::Status::skipped;
+        run.status = output::Status::skipped;
         run.message = "plugin " + entry.plugin +
                       " has no data-parallel steps (no HB_CAP_DATA_PARALLEL; docs/parallel.md)";
         return;
@@ -71,7 +71,7 @@ void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
     const config::ParallelConfig& settings = config.parallel;
     const bool same_batch = settings.same_batch || job.same_batch;
     const int ranks = world.size(), rank = world.rank();
-    results::ParallelRun& info = run.parallel.emplace();
+    output::ParallelRun& info = run.parallel.emplace();
     info.ranks = ranks;
     info.overlap = settings.overlap;
     info.oversubscribed = world.oversubscribed();
@@ -130,7 +130,7 @@ void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
     run.warmup_ms = world.max_each(run.warmup_ms);
     run.samples_ms = world.max_each(run.samples_ms);
     info.communication_ms = world.max_each(info.communication_ms);
-    run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
+    run.stats = output::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
     if (!stopped) time_all_reduce(averager.communicator(), ranks, info);
 }
 

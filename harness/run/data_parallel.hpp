@@ -4,8 +4,8 @@
 
 #include "config/config.hpp"
 #include "model/graph.hpp"
-#include "results/record.hpp"
-#include "run/plugin_library.hpp"
+#include "output/record.hpp"
+#include "plugin_host/plugin_library.hpp"
 #include "run/worker_job.hpp"
 
 #include <functional>
@@ -30,7 +30,7 @@ int launched_rank();
 // stops after the same step).
 void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
                        const config::BackendEntry& entry, model::Graph graph,
-                       const PluginLibrary& library, parallel::World& world,
-                       const std::function<bool()>& stop, results::BackendRun& run);
+                       const plugin_host::PluginLibrary& library, parallel::World& world,
+                       const std::function<bool()>& stop, output::BackendRun& run);
 
 }  // namespace harness::run

@@ -4,7 +4,7 @@
 // /sys and /proc tree or a fake NVML answer.
 #pragma once
 
-#include "results/record.hpp"
+#include "output/record.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -14,7 +14,7 @@
 
 namespace harness::run {
 
-using results::EnvironmentFinding;
+using output::EnvironmentFinding;
 
 // CPU frequency scaling. The governor of every CPU that has one, in CPU order, from
 // ROOT/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor; empty without cpufreq (most

@@ -72,8 +72,8 @@ void set_rate(benchmark::State& state, int64_t flops, double ms) {
     if (ms > 0) state.counters["GFLOP/s"] = static_cast<double>(flops) / ms / 1e6;
 }
 
-void add_context(const config::RunConfig& config, const results::BackendRun& run,
-                 const PluginLibrary& library) {
+void add_context(const config::RunConfig& config, const output::BackendRun& run,
+                 const plugin_host::PluginLibrary& library) {
     benchmark::AddCustomContext("harness_version", std::string(kVersion) + " (" + kGitCommit + ")");
     benchmark::AddCustomContext("config", config.name);
     benchmark::AddCustomContext("config_sha256", config.sha256);
@@ -88,12 +88,12 @@ void add_context(const config::RunConfig& config, const results::BackendRun& run
 
 }  // namespace
 
-std::vector<results::UnitSamples> time_layers(const model::Graph& model,
-                                              const config::RunConfig& config,
-                                              const config::BackendEntry& entry,
-                                              const PluginLibrary& library,
-                                              const LayerTiming& timing, results::BackendRun& run,
-                                              const std::function<bool()>& stopped) {
+std::vector<layers::UnitSamples> time_layers(const model::Graph& model,
+                                             const config::RunConfig& config,
+                                             const config::BackendEntry& entry,
+                                             const plugin_host::PluginLibrary& library,
+                                             const LayerTiming& timing, output::BackendRun& run,
+                                             const std::function<bool()>& stopped) {
     const model::NamePattern pattern(timing.units);
     const std::vector<model::LayerUnit> all = model::layer_units(model);
     std::vector<const model::LayerUnit*> units;
@@ -116,7 +116,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
     std::unique_ptr<Training> training;
     int current = -2;  // -1: the whole step; k: configuration k of `units`
     int steps = 0;
-    auto prepare = [&](int which, const model::Graph& graph, results::BackendRun& into) {
+    auto prepare = [&](int which, const model::Graph& graph, output::BackendRun& into) {
         if (current == which) return;
         send_step_event({"layers", which + 1, static_cast<int>(units.size())});
         if (training && current == -1) training->finish(run);
@@ -142,7 +142,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
             }
             set_rate(state, model.training_flops_per_step(), mean(run.samples_ms, first));
         } catch (const std::exception& e) {
-            run.status = results::Status::failed;
+            run.status = output::Status::failed;
             run.message = e.what();
             state.SkipWithError(e.what());
             training.reset();  // a failed step's session says nothing more about the run
@@ -150,13 +150,13 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
         }
     });
 
-    std::vector<results::UnitSamples> samples(units.size());
+    std::vector<layers::UnitSamples> samples(units.size());
     std::vector<model::Graph> graphs;
     for (const model::LayerUnit* u : units) graphs.push_back(model::unit_graph(model, *u));
     std::vector<benchmark::internal::Benchmark*> registered{whole};
     for (size_t i = 0; i < units.size(); ++i) {
         const model::LayerUnit& unit = *units[i];
-        results::UnitSamples& out = samples[i];
+        layers::UnitSamples& out = samples[i];
         out.name = unit.name;
         out.kind = unit.kind;
         out.count = unit.count();
@@ -166,7 +166,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
         registered.push_back(benchmark::RegisterBenchmark(
             unit.name.c_str(), [&, i, layers](benchmark::State& state) {
                 try {
-                    results::BackendRun setup;
+                    output::BackendRun setup;
                     prepare(static_cast<int>(i), graphs[i], setup);
                     const size_t first = out.ms.size();
                     for (auto _ : state) {
@@ -205,7 +205,7 @@ std::vector<results::UnitSamples> time_layers(const model::Graph& model,
     benchmark::Shutdown();
     if (training && current == -1) training->finish(run);
     training.reset();
-    run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
+    run.stats = output::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
     return samples;
 }
 

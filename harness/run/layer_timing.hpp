@@ -3,10 +3,10 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "layers/layer_samples.hpp"
 #include "model/graph.hpp"
-#include "results/layer_samples.hpp"
-#include "results/record.hpp"
-#include "run/plugin_library.hpp"
+#include "output/record.hpp"
+#include "plugin_host/plugin_library.hpp"
 #include "run/worker_job.hpp"
 
 #include <functional>
@@ -18,11 +18,11 @@ namespace harness::run {
 // write its JSON to `timing.gbench_out`. The whole step's steps and status go into `run`, as a
 // timed run's would; each configuration's samples are returned. `stopped` is polled between
 // steps: once it says so, what is left is skipped as interrupted.
-std::vector<results::UnitSamples> time_layers(const model::Graph& model,
-                                              const config::RunConfig& config,
-                                              const config::BackendEntry& entry,
-                                              const PluginLibrary& library,
-                                              const LayerTiming& timing, results::BackendRun& run,
-                                              const std::function<bool()>& stopped);
+std::vector<layers::UnitSamples> time_layers(const model::Graph& model,
+                                             const config::RunConfig& config,
+                                             const config::BackendEntry& entry,
+                                             const plugin_host::PluginLibrary& library,
+                                             const LayerTiming& timing, output::BackendRun& run,
+                                             const std::function<bool()>& stopped);
 
 }  // namespace harness::run

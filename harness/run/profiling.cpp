@@ -51,7 +51,7 @@ std::string operation_kind(const model::Layer* layer, hb_phase phase) {
     return "other";
 }
 
-results::Operation operation_of(const hb_event& event, const model::Graph& graph) {
+output::Operation operation_of(const hb_event& event, const model::Graph& graph) {
     const model::Layer* layer = nullptr;
     if (event.layer >= 0) {
         if (event.layer >= static_cast<int32_t>(graph.layers.size()))
@@ -60,7 +60,7 @@ results::Operation operation_of(const hb_event& event, const model::Graph& graph
                                      std::to_string(graph.layers.size()));
         layer = &graph.layers[static_cast<size_t>(event.layer)];
     }
-    results::Operation op;
+    output::Operation op;
     op.name = event.name ? event.name : "";
     op.layer = layer ? layer->name : "";
     op.kind = operation_kind(layer, event.phase);

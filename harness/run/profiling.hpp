@@ -5,7 +5,7 @@
 
 #include "hb/plugin.h"
 #include "model/graph.hpp"
-#include "results/profile.hpp"
+#include "output/profile.hpp"
 
 #include <string>
 
@@ -17,13 +17,13 @@ struct Profiling {
     std::string trace_dir;  // "": no trace files
 };
 
-// One of results::kOperationKinds: by the phase for the optimizer, reorders, transfers and loss
+// One of output::kOperationKinds: by the phase for the optimizer, reorders, transfers and loss
 // work, otherwise by the kind of the layer (`layer` null for none) and, for a convolution, the
 // phase.
 std::string operation_kind(const model::Layer* layer, hb_phase phase);
 
 // `event` with its layer named; throws std::runtime_error for a layer index outside the graph.
-results::Operation operation_of(const hb_event& event, const model::Graph& graph);
+output::Operation operation_of(const hb_event& event, const model::Graph& graph);
 
 // DIR/<config>.<backend>.json, with every character outside [A-Za-z0-9_.-] written as '_'.
 std::string trace_path(const std::string& dir, const std::string& config,

@@ -1,6 +1,6 @@
 #include "run/progress.hpp"
 
-#include "results/stats.hpp"
+#include "output/stats.hpp"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -41,7 +41,7 @@ std::string phase_text(const StepEvent& e, const ProgressPlan& plan) {
 
 double median_of(std::vector<double> values) {
     std::sort(values.begin(), values.end());
-    return results::percentile(values, 0.5);
+    return output::percentile(values, 0.5);
 }
 
 }  // namespace

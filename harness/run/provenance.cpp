@@ -36,7 +36,7 @@ std::string field_of(const std::string& path, const std::string& key) {
 }
 
 // The NVIDIA driver's own files: no dependency on CUDA or nvidia-smi in the harness.
-void read_gpu(results::Provenance& p) {
+void read_gpu(output::Provenance& p) {
     p.gpu_driver = nvidia_driver_version(field_of("/proc/driver/nvidia/version", "NVRM version"));
     std::error_code ec;
     for (const auto& gpu : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
@@ -82,8 +82,8 @@ std::string cpu_model() {
     return model.empty() ? "unknown" : model;
 }
 
-results::Provenance collect_provenance(const config::RunConfig& config) {
-    results::Provenance p;
+output::Provenance collect_provenance(const config::RunConfig& config) {
+    output::Provenance p;
     p.utc_time = utc_now_iso8601();
     p.harness_version = kVersion;
     p.git_commit = kGitCommit;

@@ -2,13 +2,13 @@
 
 #include "exit_codes.hpp"
 #include "model/hourglass.hpp"
-#include "results/reporter.hpp"
-#include "results/scaling.hpp"
-#include "run/child_process.hpp"
-#include "run/library_output.hpp"
+#include "output/reporter.hpp"
+#include "output/scaling.hpp"
+#include "plugin_host/child_process.hpp"
+#include "plugin_host/library_output.hpp"
+#include "plugin_host/scratch_dir.hpp"
 #include "run/progress.hpp"
 #include "run/provenance.hpp"
-#include "run/scratch_dir.hpp"
 #include "run/worker_launch.hpp"
 
 #include <fmt/format.h>
@@ -31,9 +31,9 @@ std::vector<ProgressPlan> progress_plans(const config::RunConfig& config,
     if (!request.timed_steps) return plans;
     const model::Graph graph = model::build_hourglass(config.model);
     for (size_t i = 0; i < jobs.size(); ++i) {
-        const results::BackendRun run = describe_entry(
-            config, config.backends.at(static_cast<size_t>(jobs[i].first)), request.overrides,
-            graph);
+        const output::BackendRun run =
+            describe_entry(config, config.backends.at(static_cast<size_t>(jobs[i].first)),
+                           request.overrides, graph);
         plans[i] = {run.warmup, run.iterations, request.profiling.steps,
                     static_cast<double>(run.flops_per_step), 0};
     }
@@ -45,8 +45,8 @@ std::vector<ProgressPlan> progress_plans(const config::RunConfig& config,
     return plans;
 }
 
-results::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
-                            int ranks, const fs::path& scratch, ProgressLine& progress) {
+output::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
+                           int ranks, const fs::path& scratch, ProgressLine& progress) {
     WorkerJob job;
     job.config_path = request.config_path;
     job.backend = index;
@@ -62,10 +62,10 @@ results::BackendRun run_one(const config::RunConfig& config, const RunRequest& r
 
 }  // namespace
 
-bool is_failure(results::Status status) {
+bool is_failure(output::Status status) {
     switch (status) {
-        case results::Status::ok:
-        case results::Status::skipped:
+        case output::Status::ok:
+        case output::Status::skipped:
             return false;
         default:
             return true;
@@ -79,7 +79,7 @@ int exit_code_of(const RunOutcome& outcome, const std::string& command) {
     // Every backend skipped (no plugin built, no device here): nothing was measured, which must
     // not look like a success.
     bool ran = false;
-    for (const auto& r : outcome.runs) ran = ran || r.status != results::Status::skipped;
+    for (const auto& r : outcome.runs) ran = ran || r.status != output::Status::skipped;
     if (ran) return kExitOk;
     std::fprintf(stderr,
                  "%s: no backend ran: each of the %zu selected was skipped (the reasons are "
@@ -89,15 +89,14 @@ int exit_code_of(const RunOutcome& outcome, const std::string& command) {
 }
 
 RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request,
-                        results::Reporter& reporter) {
-    install_interrupt_handler();
+                        output::Reporter& reporter) {
+    plugin_host::install_interrupt_handler();
     RunOutcome outcome;
-    const results::Provenance provenance = collect_provenance(config);
+    const output::Provenance provenance = collect_provenance(config);
     // Before the first backend, so that a user can stop a run whose timings would be spoilt.
-    if (request.announce)
-        std::fputs(results::environment_warning_lines(provenance).c_str(), stderr);
+    if (request.announce) std::fputs(output::environment_warning_lines(provenance).c_str(), stderr);
     reporter.report_context(provenance);
-    ScratchDir scratch;
+    plugin_host::ScratchDir scratch;
     // Each entry at each of the config's rank counts (docs/parallel.md), or once as a plain run.
     std::vector<std::pair<int, int>> jobs;
     for (int entry : request.entries) {
@@ -119,24 +118,24 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
                 entry.plugin.c_str(), entry.device.c_str(),
                 ranks > 0 ? fmt::format(", {} rank{}", ranks, ranks > 1 ? "s" : "").c_str() : "");
         if (progress.enabled()) progress.begin(entry.name, plans[i]);
-        results::BackendRun run = run_one(config, request, index, ranks, scratch.path(), progress);
+        output::BackendRun run = run_one(config, request, index, ranks, scratch.path(), progress);
         progress.end();
         if (request.on_finished) request.on_finished(run);
         if (request.announce)
-            std::fprintf(stderr, "      %s%s%s\n", results::to_string(run.status),
+            std::fprintf(stderr, "      %s%s%s\n", output::to_string(run.status),
                          run.message.empty() ? "" : ": ", run.message.c_str());
         // A failure's reason may be in what the libraries wrote; otherwise a count is enough.
         if (request.announce)
             std::fputs(
-                log_tail_for_console(run.log, is_failure(run.status) ? kFailureLogLines : 0,
-                                     "      ")
+                plugin_host::log_tail_for_console(
+                    run.log, is_failure(run.status) ? plugin_host::kFailureLogLines : 0, "      ")
                     .c_str(),
                 stderr);
         outcome.runs.push_back(std::move(run));
-        results::fill_scaling_efficiency(outcome.runs);
+        output::fill_scaling_efficiency(outcome.runs);
         if (request.on_runs) request.on_runs(outcome.runs);
         reporter.report_runs(outcome.runs);
-        if (interrupted()) {
+        if (plugin_host::interrupted()) {
             outcome.interrupted = true;
             break;
         }

@@ -3,16 +3,16 @@
 #pragma once
 
 #include "config/config.hpp"
-#include "results/record.hpp"
+#include "output/record.hpp"
 #include "run/worker_job.hpp"
 
 #include <functional>
 #include <string>
 #include <vector>
 
-namespace harness::results {
-class Reporter;  // results/reporter.hpp
-}  // namespace harness::results
+namespace harness::output {
+class Reporter;  // output/reporter.hpp
+}  // namespace harness::output
 
 namespace harness::run {
 
@@ -23,10 +23,10 @@ struct RunRequest {
     Profiling profiling;
     bool announce = true;  // one line per backend on stderr
     // Called with each finished row before it is reported.
-    std::function<void(results::BackendRun&)> on_finished;
+    std::function<void(output::BackendRun&)> on_finished;
     // Called with every run so far after each one finished, before they are reported: for what
     // depends on several runs (whether their losses agree).
-    std::function<void(std::vector<results::BackendRun>&)> on_runs;
+    std::function<void(std::vector<output::BackendRun>&)> on_runs;
     // Called with each worker's job before it is launched: for a job that is not a timed run.
     std::function<void(WorkerJob&)> adjust_job;
     // Each entry once in one process, whatever the config's `parallel` says (harness layers).
@@ -38,17 +38,17 @@ struct RunRequest {
 };
 
 struct RunOutcome {
-    std::vector<results::BackendRun> runs;
+    std::vector<output::BackendRun> runs;
     bool interrupted = false;
 };
 
 // The reporter hears the provenance first, then every run so far after each run, then finalize:
 // also when the run is interrupted. Its exceptions (an output that cannot be written) propagate.
 RunOutcome run_backends(const config::RunConfig& config, const RunRequest& request,
-                        results::Reporter& reporter);
+                        output::Reporter& reporter);
 
 // True for the statuses that make `harness run` exit with 1.
-bool is_failure(results::Status status);
+bool is_failure(output::Status status);
 
 // The exit code of a command that ran backends (exit_codes.hpp): interrupted, a backend failed,
 // nothing ran at all (said on stderr, after `command`), or ok.

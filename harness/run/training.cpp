@@ -50,7 +50,7 @@ std::vector<const float*> pointers(const std::vector<data::HostTensor>& tensors)
 
 // The keys the harness reads from the manifest (include/hb/manifest.hpp); a manifest without them
 // is the plugin's defect, and fails the row rather than be taken as float32.
-void read_manifest(results::BackendRun& run) {
+void read_manifest(output::BackendRun& run) {
     const auto defect = [&](const std::string& what) {
         return std::runtime_error("plugin defect: its manifest " + what +
                                   " (hb::manifest in include/hb/manifest.hpp)");
@@ -71,8 +71,8 @@ void read_manifest(results::BackendRun& run) {
 }  // namespace
 
 Training::Training(model::Graph model_graph, const config::RunConfig& config,
-                   const config::BackendEntry& entry, const PluginLibrary& library,
-                   results::BackendRun& run, bool read_back, bool want_input_gradient)
+                   const config::BackendEntry& entry, const plugin_host::PluginLibrary& library,
+                   output::BackendRun& run, bool read_back, bool want_input_gradient)
     : graph(std::move(model_graph)),
       abi_graph(graph),
       state(data::initial_state(graph, config.seed)),
@@ -94,21 +94,21 @@ Training::Training(model::Graph model_graph, const config::RunConfig& config,
     desc.read_back = read_back ? 1 : 0;
 
     const auto setup_start = Clock::now();
-    session = std::make_unique<PluginSession>(library, desc);
+    session = std::make_unique<plugin_host::PluginSession>(library, desc);
     session->load_state(pointers(state).data());
     session->set_batches(batch_count, pointers(batches.inputs).data(),
                          pointers(batches.targets).data());
     run.setup_ms = ms_since(setup_start);
 }
 
-void Training::step(int k, bool timed, results::BackendRun& run) {
+void Training::step(int k, bool timed, output::BackendRun& run) {
     const StepClock clock;
     hb_step_result r = session->step(k % batch_count);
     record(r, clock, timed, run);
 }
 
 void Training::record(const hb_step_result& r, const StepClock& clock, bool timed,
-                      results::BackendRun& run) {
+                      output::BackendRun& run) {
     const double cpu_ms = clock.cpu_ms();
     (timed ? run.samples_ms : run.warmup_ms).push_back(clock.wall_ms());
     if (timed) run.cpu_ms.push_back(cpu_ms);
@@ -121,11 +121,11 @@ void Training::record(const hb_step_result& r, const StepClock& clock, bool time
     }
 }
 
-void Training::finish(results::BackendRun& run) {
+void Training::finish(output::BackendRun& run) {
     run.peak_memory_bytes = session->peak_memory();
     run.manifest_json = session->manifest();
     read_manifest(run);
-    run.status = results::Status::ok;
+    run.status = output::Status::ok;
 }
 
 void Training::write_tensors(const std::string& dir, const std::string& which,
@@ -159,7 +159,7 @@ void Training::write_input_gradient(const std::string& dir) {
                     {input.shape.begin(), input.shape.end()}, gradient.data());
 }
 
-bool time_steps(Training& training, results::BackendRun& run,
+bool time_steps(Training& training, output::BackendRun& run,
                 const std::function<void(int, bool)>& step, const std::function<bool()>& stop) {
     const int total = run.warmup + run.iterations;
     int done = 0;
@@ -178,9 +178,9 @@ bool time_steps(Training& training, results::BackendRun& run,
         if (done == run.warmup && done < total) send_step_event(phase_of(done));
     }
     training.finish(run);
-    run.stats = results::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
+    run.stats = output::compute_stats(run.samples_ms, run.batch, run.flops_per_step);
     if (done == total) return false;
-    run.status = results::Status::interrupted;
+    run.status = output::Status::interrupted;
     if (done > run.warmup)
         run.message = fmt::format(
             "interrupted after {} of {} timed steps (partial: the figures are from those steps)",

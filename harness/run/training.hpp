@@ -5,8 +5,8 @@
 #include "config/config.hpp"
 #include "data/initial_state.hpp"
 #include "model/graph.hpp"
-#include "results/record.hpp"
-#include "run/plugin_library.hpp"
+#include "output/record.hpp"
+#include "plugin_host/plugin_library.hpp"
 
 #include <chrono>
 #include <functional>
@@ -38,7 +38,7 @@ struct Training {
     model::AbiGraph abi_graph;
     std::vector<data::HostTensor> state;
     data::Batches batches;
-    std::unique_ptr<PluginSession> session;
+    std::unique_ptr<plugin_host::PluginSession> session;
     int batch_count;
     // Whether the plugin gives the parameters' gradients (HB_CAP_GRADIENTS: write_tensors).
     bool gradients = false;
@@ -48,16 +48,16 @@ struct Training {
     // `read_back`: the gradients will be read after steps (hb_session_desc.read_back);
     // `want_input_gradient`: ask for the input's gradient, where the plugin can give it.
     Training(model::Graph graph, const config::RunConfig& config, const config::BackendEntry& entry,
-             const PluginLibrary& library, results::BackendRun& run, bool read_back = false,
-             bool want_input_gradient = false);
+             const plugin_host::PluginLibrary& library, output::BackendRun& run,
+             bool read_back = false, bool want_input_gradient = false);
 
     // Step k of the run (counting from 0) on its batch; records time, loss and phases.
-    void step(int k, bool timed, results::BackendRun& run);
+    void step(int k, bool timed, output::BackendRun& run);
     // Records a step timed by `clock` and what the plugin said of it.
     static void record(const hb_step_result& result, const StepClock& clock, bool timed,
-                       results::BackendRun& run);
+                       output::BackendRun& run);
     // The session's peak memory and manifest into `run`, whose status becomes ok.
-    void finish(results::BackendRun& run);
+    void finish(output::BackendRun& run);
     // Writes `which` ("gradient" or "state") of every tensor as DIR/<folder>/<name>.npy (folder:
     // `which` unless given).
     void write_tensors(const std::string& dir, const std::string& which,
@@ -70,7 +70,7 @@ struct Training {
 // The run's warm-up and timed steps, `step(k, timed)` each, until they are done or `stop()` says
 // so between two; then the session's figures and the statistics. True when it stopped early: the
 // row is `interrupted`, with the timed steps it completed and statistics from them.
-bool time_steps(Training& training, results::BackendRun& run,
+bool time_steps(Training& training, output::BackendRun& run,
                 const std::function<void(int, bool)>& step, const std::function<bool()>& stop);
 
 }  // namespace harness::run

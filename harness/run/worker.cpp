@@ -4,16 +4,16 @@
 #include "harness/version.hpp"
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
-#include "results/atomic_file.hpp"
-#include "results/chrome_trace.hpp"
-#include "results/run_json.hpp"
+#include "output/atomic_file.hpp"
+#include "output/chrome_trace.hpp"
+#include "output/run_json.hpp"
+#include "plugin_host/library_output.hpp"
+#include "plugin_host/plugin_library.hpp"
+#include "plugin_host/plugin_search.hpp"
 #include "run/data_parallel.hpp"
 #include "run/layer_timing.hpp"
-#include "run/plugin_library.hpp"
-#include "run/plugin_search.hpp"
-#include "run/library_output.hpp"
-#include "run/step_events.hpp"
 #include "run/runner.hpp"
+#include "run/step_events.hpp"
 #include "run/training.hpp"
 
 #include <fmt/format.h>
@@ -30,14 +30,14 @@ namespace harness::run {
 
 namespace {
 
-results::Status status_for(hb_status status) {
+output::Status status_for(hb_status status) {
     switch (status) {
         case HB_UNAVAILABLE:
-            return results::Status::skipped;
+            return output::Status::skipped;
         case HB_OUT_OF_MEMORY:
-            return results::Status::oom;
+            return output::Status::oom;
         default:
-            return results::Status::failed;
+            return output::Status::failed;
     }
 }
 
@@ -50,15 +50,15 @@ std::string device_kind(const std::string& device) {
 // `skipped` when the plugin has it (or devices of its kind) but this machine lacks it; `failed`
 // when the plugin has no device of that kind at all: the config names a device the plugin
 // cannot run on.
-std::optional<std::pair<results::Status, std::string>> device_problem(const hb_plugin_info& info,
-                                                                      const std::string& device) {
+std::optional<std::pair<output::Status, std::string>> device_problem(const hb_plugin_info& info,
+                                                                     const std::string& device) {
     std::string offered;
     bool same_kind = false;
     for (int32_t i = 0; i < info.num_devices; ++i) {
         const hb_device_info& d = info.devices[i];
         if (device == d.name) {
             if (d.available) return std::nullopt;
-            return std::pair{results::Status::skipped,
+            return std::pair{output::Status::skipped,
                              "device " + device + " unavailable: " +
                                  (d.unavailable_reason ? d.unavailable_reason : "no reason given")};
         }
@@ -66,9 +66,9 @@ std::optional<std::pair<results::Status, std::string>> device_problem(const hb_p
         offered += (offered.empty() ? "" : ", ") + std::string(d.name);
     }
     if (same_kind)
-        return std::pair{results::Status::skipped, "device " + device + " not on this machine (" +
-                                                       info.name + " offers: " + offered + ")"};
-    return std::pair{results::Status::failed,
+        return std::pair{output::Status::skipped, "device " + device + " not on this machine (" +
+                                                      info.name + " offers: " + offered + ")"};
+    return std::pair{output::Status::failed,
                      "plugin " + std::string(info.name) + " does not run on " +
                          device_kind(device) +
                          " devices (it offers: " + (offered.empty() ? "none" : offered) + ")"};
@@ -90,9 +90,9 @@ void install_stop_handler() {
     sigaction(SIGTERM, &action, nullptr);
 }
 
-results::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
-                                      const results::BackendRun& run) {
-    results::TraceMetadata m;
+output::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
+                                     const output::BackendRun& run) {
+    output::TraceMetadata m;
     m.config_name = config.name;
     m.config_path = job.config_path;
     m.config_sha256 = config.sha256;
@@ -109,20 +109,20 @@ results::TraceMetadata trace_metadata(const config::RunConfig& config, const Wor
 // profile and, when asked, the backend's trace. A plugin that cannot profile, or fails to, keeps
 // its timings; the profile says why it is missing.
 void profile_steps(Training& training, bool can_profile, const config::RunConfig& config,
-                   const WorkerJob& job, results::BackendRun& run) {
-    results::Profile& profile = run.profile.emplace();
+                   const WorkerJob& job, output::BackendRun& run) {
+    output::Profile& profile = run.profile.emplace();
     if (!can_profile) {
         profile.error = "plugin " + run.plugin + " cannot profile (no HB_CAP_PROFILE)";
         return;
     }
     try {
-        std::vector<results::ProfiledStep> steps;
+        std::vector<output::ProfiledStep> steps;
         training.session->set_profiling(true);
         const auto origin = Clock::now();
         const int first = run.warmup + run.iterations;
         send_step_event({"profiling", 0, job.profiling.steps});
         for (int k = 0; k < job.profiling.steps; ++k) {
-            results::ProfiledStep& s = steps.emplace_back();
+            output::ProfiledStep& s = steps.emplace_back();
             s.start_ms = ms_since(origin);
             const auto start = Clock::now();
             training.session->step((first + k) % training.batch_count);
@@ -132,13 +132,13 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
                 s.operations.push_back(operation_of(e, training.graph));
         }
         training.session->set_profiling(false);
-        profile = results::summarize(steps);
+        profile = output::summarize(steps);
         if (!job.profiling.trace_dir.empty())
-            results::write_file_atomically(
+            output::write_file_atomically(
                 trace_path(job.profiling.trace_dir, config.name, run.backend),
-                results::json_text(results::chrome_trace(trace_metadata(config, job, run), steps)));
+                output::json_text(output::chrome_trace(trace_metadata(config, job, run), steps)));
     } catch (const std::exception& e) {
-        profile = results::Profile{};
+        profile = output::Profile{};
         profile.error = e.what();
     }
 }
@@ -147,7 +147,7 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
 // and of each later step k (`gradient-k/`, both where the plugin gives them), the input's gradient
 // of step 1 (`input-gradient.npy`, where the plugin gives it), the state after step 1 (`state-1/`)
 // and after the last step are written under `tensors_dir`.
-void capture_steps(Training& training, results::BackendRun& run, const std::string& tensors_dir) {
+void capture_steps(Training& training, output::BackendRun& run, const std::string& tensors_dir) {
     send_step_event({"capture", 0, run.iterations});
     for (int k = 0; k < run.iterations; ++k) {
         training.step(k, true, run);
@@ -164,23 +164,24 @@ void capture_steps(Training& training, results::BackendRun& run, const std::stri
 
 // `harness layers`: the whole step in `run`, every configuration's samples in the job's file.
 void time_layer_units(const model::Graph& graph, const config::RunConfig& config,
-                      const config::BackendEntry& entry, const PluginLibrary& library,
-                      const LayerTiming& timing, results::BackendRun& run) {
+                      const config::BackendEntry& entry, const plugin_host::PluginLibrary& library,
+                      const LayerTiming& timing, output::BackendRun& run) {
     const auto units =
         time_layers(graph, config, entry, library, timing, run, [] { return g_stop != 0; });
-    results::write_file_atomically(timing.units_out, results::json_text(results::to_json(units)));
+    output::write_file_atomically(timing.units_out, output::json_text(layers::to_json(units)));
     if (g_stop != 0) {
-        run.status = results::Status::interrupted;
+        run.status = output::Status::interrupted;
         run.message = "interrupted (partial: the figures are from the steps completed)";
     }
 }
 
-results::BackendRun run_job(const WorkerJob& job) {
+output::BackendRun run_job(const WorkerJob& job) {
     const config::RunConfig config = config::load_config(job.config_path);
-    const config::BackendEntry entry = entry_for(config, job);
+    config::BackendEntry entry = entry_for(config, job);
+    entry.options = job.options;  // all of them, from the harness (worker_arguments)
     model::Graph graph = model::build_hourglass(config.model);
     if (job.unit >= 0) graph = model::unit_graph(graph, model::layer_units(graph).at(job.unit));
-    results::BackendRun run = describe_entry(config, entry, job.overrides, graph);
+    output::BackendRun run = describe_entry(config, entry, job.overrides, graph);
     if (job.capture) {
         run.warmup = 0;
         run.iterations = job.overrides.iterations;
@@ -190,18 +191,19 @@ results::BackendRun run_job(const WorkerJob& job) {
         parallel::World* world = job.ranks > 0 ? &join_ranks(job) : nullptr;
         for (const auto& [name, value] : entry.environment)
             ::setenv(name.c_str(), value.c_str(), 1);
-        auto path = find_plugin(entry.plugin);
+        auto path = plugin_host::find_plugin(entry.plugin);
         if (!path) {
-            run.status = results::Status::skipped;
-            const auto reason = not_built_reason(entry.plugin);
+            run.status = output::Status::skipped;
+            const auto reason = plugin_host::not_built_reason(entry.plugin);
             run.message = "plugin '" + entry.plugin + "' not found (no " +
-                          plugin_file_name(entry.plugin) + " in " + describe_search_path() + "); " +
+                          plugin_host::plugin_file_name(entry.plugin) + " in " +
+                          plugin_host::describe_search_path() + "); " +
                           (reason ? "configure said: " + *reason
                                   : std::string("it is not built on this machine"));
             return run;
         }
         send_step_event({"loading", 0, 0});
-        const PluginLibrary library = PluginLibrary::load(*path);
+        const plugin_host::PluginLibrary library = plugin_host::PluginLibrary::load(*path);
         const hb_plugin_info& info = library.info();
         run.plugin_version = info.version;
         for (int32_t i = 0; i < info.num_libraries; ++i)
@@ -231,14 +233,14 @@ results::BackendRun run_job(const WorkerJob& job) {
             if (!stopped && job.profiling.steps > 0)
                 profile_steps(training, library.can_profile(), config, job, run);
         }
-    } catch (const PluginCallError& e) {
+    } catch (const plugin_host::PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();
     } catch (const std::bad_alloc&) {
-        run.status = results::Status::oom;
+        run.status = output::Status::oom;
         run.message = "out of host memory";
     } catch (const std::exception& e) {
-        run.status = results::Status::failed;
+        run.status = output::Status::failed;
         run.message = e.what();
     }
     return run;
@@ -249,23 +251,23 @@ results::BackendRun run_job(const WorkerJob& job) {
 int worker_main(const WorkerJob& job) {
     // A timing run stopped by the harness writes what it measured; a capture is all or nothing.
     if (!job.capture) install_stop_handler();
-    results::BackendRun run;
+    output::BackendRun run;
     open_step_events(job.progress_fd);
     try {
-        const LibraryOutput output(log_path_of(job.result_path));
+        const plugin_host::LibraryOutput output(plugin_host::log_path_of(job.result_path));
         run = run_job(job);
     } catch (const std::exception& e) {
-        run.status = results::Status::failed;
+        run.status = output::Status::failed;
         run.message = e.what();
     }
     // Every rank of a data-parallel run writes its row; rank 0's is the run's.
     const int rank = job.ranks > 0 ? launched_rank() : 0;
     try {
         // Plugin messages may hold bytes that are not UTF-8; they must not cost the result.
-        const std::string json = results::json_text(results::to_json(run));
-        results::write_file_atomically(rank_result_path(job.result_path, rank), json);
+        const std::string json = output::json_text(output::to_json(run));
+        output::write_file_atomically(rank_result_path(job.result_path, rank), json);
     } catch (const std::exception& e) {
-        std::fprintf(console(), "harness worker: %s\n", e.what());
+        std::fprintf(plugin_host::console(), "harness worker: %s\n", e.what());
         return kExitOutputFailed;
     }
     if (job.ranks > 1 && is_failure(run.status)) {

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-
 namespace harness::run {
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job) {
@@ -21,21 +19,17 @@ config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob&
     return entry;
 }
 
-results::BackendRun describe_entry(const config::RunConfig& config,
-                                   const config::BackendEntry& entry, const StepCounts& overrides,
-                                   const model::Graph& graph) {
-    results::BackendRun run;
+output::BackendRun describe_entry(const config::RunConfig& config,
+                                  const config::BackendEntry& entry, const StepCounts& overrides,
+                                  const model::Graph& graph) {
+    output::BackendRun run;
     run.backend = entry.name;
     run.plugin = entry.plugin;
     run.device = entry.device;
     run.placement = config::to_string(entry.placement);
     run.options = entry.options;
     run.environment = entry.environment;
-    // What the config asks for, until the session's manifest says what is in force.
-    const auto math = entry.options.find("math");
-    run.math_mode = math != entry.options.end() ? math->second : "fp32";
-    if (auto t = entry.options.find("threads"); t != entry.options.end())
-        run.threads = std::atoi(t->second.c_str());
+    // math_mode and threads stay unknown until the session's manifest says them (training.cpp).
     run.warmup = overrides.warmup >= 0 ? overrides.warmup
                  : entry.warmup >= 0   ? entry.warmup
                                        : config.warmup;
@@ -84,7 +78,8 @@ std::vector<std::string> worker_arguments(const std::string& harness, const Work
     else
         argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
                                  "--device", std::get<PluginDefaults>(job.backend).device});
-    for (const auto& [key, value] : job.options)
+    // Every option in force, as the harness read and checked it: the worker reads none again.
+    for (const auto& [key, value] : entry_for(config, job).options)
         argv.insert(argv.end(), {"--option", key + "=" + value});
     if (job.profiling.steps > 0)
         argv.insert(argv.end(), {"--profile-steps", std::to_string(job.profiling.steps)});

@@ -4,7 +4,7 @@
 
 #include "config/config.hpp"
 #include "model/graph.hpp"
-#include "results/record.hpp"
+#include "output/record.hpp"
 #include "run/profiling.hpp"
 
 #include <map>
@@ -44,7 +44,8 @@ struct WorkerJob {
     std::string config_path;
     std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
     // Plugin options over the entry's own, key by key (the check's oracle in float64, each
-    // member of its rounding-noise ensemble).
+    // member of its rounding-noise ensemble). In the worker: every option in force, as the
+    // harness read and checked them (worker_arguments passes them all).
     std::map<std::string, std::string> options;
     StepCounts overrides;
     std::string result_path;
@@ -66,9 +67,9 @@ config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob&
 
 // What a row says about an entry before anything has run: names, options, step counts, sizes
 // (of `graph`, the config's model).
-results::BackendRun describe_entry(const config::RunConfig& config,
-                                   const config::BackendEntry& entry, const StepCounts& overrides,
-                                   const model::Graph& graph);
+output::BackendRun describe_entry(const config::RunConfig& config,
+                                  const config::BackendEntry& entry, const StepCounts& overrides,
+                                  const model::Graph& graph);
 
 // The command line that makes `harness` (at path `harness`) run this job: through mpirun when it
 // has more than one rank (`mpirun` is mpirun's path; docs/parallel.md).

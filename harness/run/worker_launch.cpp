@@ -1,9 +1,9 @@
 #include "run/worker_launch.hpp"
 
 #include "model/hourglass.hpp"
-#include "results/run_json.hpp"
-#include "run/child_process.hpp"
-#include "run/library_output.hpp"
+#include "output/run_json.hpp"
+#include "plugin_host/child_process.hpp"
+#include "plugin_host/library_output.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 
@@ -29,12 +29,12 @@ namespace {
 
 // The row of a data-parallel run that one of its ranks ended: the first rank's row that failed,
 // when rank 0 wrote none or an unfinished one (docs/parallel.md).
-std::optional<results::BackendRun> rank_failure(const WorkerJob& job) {
-    auto read = [](const std::string& path) -> std::optional<results::BackendRun> {
+std::optional<output::BackendRun> rank_failure(const WorkerJob& job) {
+    auto read = [](const std::string& path) -> std::optional<output::BackendRun> {
         std::ifstream in(path);
         if (!in) return std::nullopt;
         try {
-            return results::backend_run_from_json(nlohmann::json::parse(in));
+            return output::backend_run_from_json(nlohmann::json::parse(in));
         } catch (const std::exception&) {
             return std::nullopt;
         }
@@ -89,58 +89,60 @@ private:
     std::string pending_;
 };
 
-ExitInfo run_child(const config::RunConfig& config, const WorkerJob& job, double timeout_s,
-                   const std::string& mpirun, ProgressLine* progress) {
+plugin_host::ExitInfo run_child(const config::RunConfig& config, const WorkerJob& job,
+                                double timeout_s, const std::string& mpirun,
+                                ProgressLine* progress) {
     const std::string harness = boost::dll::program_location().string();
     const int death_signal = mpirun.empty() ? SIGKILL : SIGTERM;
     EventPipe events;
     if (!progress || !progress->enabled() || job.ranks > 1 || !events.open()) {
-        ChildProcess child(worker_arguments(harness, job, config, mpirun), death_signal);
+        plugin_host::ChildProcess child(worker_arguments(harness, job, config, mpirun),
+                                        death_signal);
         return child.wait(timeout_s);
     }
     WorkerJob watched = job;
     watched.progress_fd = events.write_fd();
-    ChildProcess child(worker_arguments(harness, watched, config, mpirun), death_signal,
-                       events.write_fd());
+    plugin_host::ChildProcess child(worker_arguments(harness, watched, config, mpirun),
+                                    death_signal, events.write_fd());
     events.close_write();
     return child.wait(timeout_s, events.read_fd(), [&] {
         return events.read_events([&](const StepEvent& e) { progress->update(e); });
     });
 }
 
-results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& job,
-                               double timeout_s, ProgressLine* progress) {
+output::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& job,
+                              double timeout_s, ProgressLine* progress) {
     // The row of a worker that wrote none.
     auto unfinished = [&] {
-        results::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
-                                                 model::build_hourglass(config.model));
+        output::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
+                                                model::build_hourglass(config.model));
         if (job.ranks > 0) run.parallel.emplace().ranks = job.ranks;
         return run;
     };
     std::string mpirun;
-    if (job.ranks > 1 && (mpirun = find_executable("mpirun")).empty()) {
-        results::BackendRun run = unfinished();
-        run.status = results::Status::skipped;
+    if (job.ranks > 1 && (mpirun = plugin_host::find_executable("mpirun")).empty()) {
+        output::BackendRun run = unfinished();
+        run.status = output::Status::skipped;
         run.message = fmt::format(
             "{} ranks need mpirun, which is not on PATH (scripts/setup.sh installs Open MPI)",
             job.ranks);
         return run;
     }
-    const ExitInfo exit = run_child(config, job, timeout_s, mpirun, progress);
+    const plugin_host::ExitInfo exit = run_child(config, job, timeout_s, mpirun, progress);
     if (job.ranks > 1 && !exit.timed_out && !exit.interrupted)
         if (auto run = rank_failure(job)) return *run;
 
     // A worker that was stopped (interrupted, or past its deadline) still writes what it
     // measured when it can: the steps it completed are kept.
-    auto written = [&]() -> std::optional<results::BackendRun> {
+    auto written = [&]() -> std::optional<output::BackendRun> {
         if (exit.exit_code != 0 || exit.signaled) return std::nullopt;
         try {
             std::ifstream in(job.result_path);
-            return results::backend_run_from_json(nlohmann::json::parse(in));
+            return output::backend_run_from_json(nlohmann::json::parse(in));
         } catch (const std::exception& e) {
             if (exit.interrupted) return std::nullopt;
-            results::BackendRun run = unfinished();
-            run.status = results::Status::failed;
+            output::BackendRun run = unfinished();
+            run.status = output::Status::failed;
             run.message = std::string("unreadable worker result: ") + e.what();
             return run;
         }
@@ -149,19 +151,19 @@ results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob&
     if (!exit.timed_out) {
         if (auto run = written()) return *run;
     }
-    results::BackendRun run = unfinished();
+    output::BackendRun run = unfinished();
     if (exit.interrupted) {
-        run.status = results::Status::interrupted;
+        run.status = output::Status::interrupted;
         run.message = "interrupted before the worker wrote its result: no step kept";
     } else if (exit.timed_out) {
-        run.status = results::Status::timeout;
+        run.status = output::Status::timeout;
         run.message = fmt::format("no result within the {} s limit", timeout_s);
     } else if (exit.signaled) {
-        run.status = results::Status::crashed;
-        run.message = "worker killed by " + describe_signal(exit.signal);
+        run.status = output::Status::crashed;
+        run.message = "worker killed by " + plugin_host::describe_signal(exit.signal);
         if (exit.signal == SIGKILL) run.message += "; possibly the out-of-memory killer";
     } else {
-        run.status = results::Status::failed;
+        run.status = output::Status::failed;
         run.message = fmt::format("worker exited with code {} without a result", exit.exit_code);
     }
     return run;
@@ -169,11 +171,11 @@ results::BackendRun run_worker(const config::RunConfig& config, const WorkerJob&
 
 }  // namespace
 
-results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
-                                  double timeout_s, ProgressLine* progress) {
-    results::BackendRun run = run_worker(config, job, timeout_s, progress);
-    const std::string log = log_path_of(job.result_path);
-    run.log = read_log(log);
+output::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
+                                 double timeout_s, ProgressLine* progress) {
+    output::BackendRun run = run_worker(config, job, timeout_s, progress);
+    const std::string log = plugin_host::log_path_of(job.result_path);
+    run.log = plugin_host::read_log(log);
     std::error_code ignored;
     std::filesystem::remove(log, ignored);
     return run;

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "config/config.hpp"
-#include "results/record.hpp"
+#include "output/record.hpp"
 #include "run/worker_job.hpp"
 
 namespace harness::run {
@@ -12,8 +12,8 @@ class ProgressLine;  // run/progress.hpp
 // wrote; a crash, a timeout, an interruption or a missing result becomes the row's status. With
 // an enabled `progress`, the worker's step events redraw it (not through mpirun: its ranks do
 // not inherit the pipe).
-results::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
-                                  double timeout_s, ProgressLine* progress = nullptr);
+output::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
+                                 double timeout_s, ProgressLine* progress = nullptr);
 
 // The time limit of a backend entry: its own, else the config's.
 double timeout_of(const config::RunConfig& config, const config::BackendEntry& entry);

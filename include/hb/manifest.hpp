@@ -6,6 +6,7 @@
 #pragma once
 
 #include "hb/json.hpp"
+#include "hb/plugin.h"
 
 #include <optional>
 #include <string>
@@ -59,6 +60,18 @@ inline JsonObject manifest(Math math, int threads) {
     JsonObject m;
     m.add_string("math", to_string(math)).add("threads", threads);
     return m;
+}
+
+// The manifest's "placement": where the batches are when a step starts.
+inline const char* placement_word(hb_placement placement) {
+    return placement == HB_PLACEMENT_HOST ? "host" : "device";
+}
+
+// The manifest's "cuda_graph" of a step captured once and replayed (the `cuda_graphs` option):
+// when it is captured, then how each step's batch reaches it.
+inline std::string captured_step_note(const std::string& batches) {
+    return "first step eager, the whole step captured at the second and replayed from then on" +
+           batches;
 }
 
 }  // namespace hb

@@ -131,8 +131,38 @@ inline std::string option_keys(const std::vector<OptionSpec>& specs) {
     return keys.empty() ? "none" : keys;
 }
 
-// "unknown option 'x' (known: a, b)".
+// An option name the backends shared here once used for what another name now says (one name per
+// idea across plugins, docs/design.md "Names"), with what to write instead.
+struct RetiredOption {
+    const char* key;
+    const char* replacement;  // the key that took its place
+    const char* write;        // what a config writes instead
+};
+inline const std::vector<RetiredOption>& retired_options() {
+    static const std::vector<RetiredOption> retired = {
+        {"fused_bn_relu", "fuse_batchnorm_relu", "fuse_batchnorm_relu"},
+        {"batchnorm", "batchnorm_api", "batchnorm_api: ex or legacy"},
+        {"convolutions", "convolution_api", "convolution_api: graph or legacy"},
+        {"channels_last", "layout", "layout: nhwc for channels_last: true, nchw for false"},
+        {"precision", "math", "math: fp64 for precision: fp64, fp32 for fp32"},
+        {"tf32", "math", "math: tf32 for tf32: true, fp32 for false"},
+    };
+    return retired;
+}
+
+// For a key `specs` does not declare but once did under that name: "'key' is now ...: write ...";
+// "" otherwise.
+inline std::string retired_option(const std::string& key, const std::vector<OptionSpec>& specs) {
+    for (const RetiredOption& r : retired_options())
+        if (key == r.key && find_option(specs, r.replacement) != nullptr)
+            return "option '" + key + "' is now '" + r.replacement + "': write " + r.write;
+    return "";
+}
+
+// "unknown option 'x' (known: a, b)", or what a retired name is now.
 inline std::string unknown_option(const std::string& key, const std::vector<OptionSpec>& specs) {
+    const std::string retired = retired_option(key, specs);
+    if (!retired.empty()) return retired;
     return "unknown option '" + key + "' (known: " + option_keys(specs) + ")";
 }
 

@@ -1,7 +1,7 @@
 #include "channel_kernels.hpp"
 #include "kernel_launch.cuh"
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace kernels {
 namespace {
 
@@ -327,4 +327,4 @@ void bias_backward(Storage storage, const void* dy, float* dbias, const Shape& s
 }
 
 }  // namespace kernels
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

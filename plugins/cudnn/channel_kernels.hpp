@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace kernels {
 
 // Device scratch one call on a tensor of `shape` needs. The calls of a step run in order on one
@@ -43,4 +43,4 @@ void bias_backward(Storage storage, const void* dy, float* dbias, const Shape& s
                    void* scratch, cudaStream_t stream);
 
 }  // namespace kernels
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

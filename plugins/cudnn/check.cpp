@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 thread_local const std::string* current_context = nullptr;
@@ -49,4 +49,4 @@ void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file,
     throw hb::Error(message, code);
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

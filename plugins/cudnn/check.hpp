@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 // Names the layer (or setup stage) in the messages of failures while it is alive.
 class ErrorContext {
@@ -33,6 +33,6 @@ inline void check(cudnnStatus_t status, const char* call, const char* file, int 
     if (status != CUDNN_STATUS_SUCCESS) throw_cudnn_error(status, call, file, line);
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn
 
-#define HB_CHECK(call) ::cudnn_backend::check((call), #call, __FILE__, __LINE__)
+#define HB_CHECK(call) ::hb_cudnn::check((call), #call, __FILE__, __LINE__)

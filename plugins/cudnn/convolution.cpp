@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 const char* forward_name(cudnnConvolutionFwdAlgo_t a) {
@@ -226,4 +226,4 @@ ConvolutionChoice AlgorithmSearch::choose(const LayerPlan& layer, ConvolutionDes
     return choice;
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 struct AlgorithmChoice {
     int algorithm = -1;
@@ -71,4 +71,4 @@ private:
     int measured_ = 0;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

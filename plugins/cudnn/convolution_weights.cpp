@@ -4,7 +4,7 @@
 #include "kernel_math.hpp"
 #include "kernels.hpp"
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 ConvolutionWeights::ConvolutionWeights(const MathMode& mode, float* parameters, float* gradients,
                                        int64_t floats)
@@ -44,4 +44,4 @@ void ConvolutionWeights::clear(cudaStream_t stream) const {
         if (b->bytes()) HB_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), stream));
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 class ConvolutionWeights {
 public:
@@ -44,4 +44,4 @@ private:
     DeviceBuffer parameters_copy_, gradients_copy_;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 std::string cuda_version(int v) {
@@ -81,4 +81,4 @@ std::string device_unavailable_reason(int index) {
     return "";
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

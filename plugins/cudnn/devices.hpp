@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 std::vector<std::pair<std::string, std::string>> library_versions();
 std::vector<hb::DeviceInfo> cuda_devices();
@@ -16,4 +16,4 @@ std::vector<hb::DeviceInfo> cuda_devices();
 // Empty when device `index` can be used, else why not.
 std::string device_unavailable_reason(int index);
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 // While a stream is captured, an event must become an external event-record node of the graph
 // (cudaEventRecordExternal) so that each replay records it; outside capture CUDA rejects that
@@ -58,4 +58,4 @@ private:
     std::vector<Event> events_;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 // The unique ids of the three tensors of every operation graph here, in GraphConvolution::run's
@@ -307,4 +307,4 @@ GraphConvolutionSearch::Candidate GraphConvolutionSearch::search(const LayerPlan
     return best;
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -18,7 +18,7 @@
 #include <set>
 #include <string>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 using BackendDescriptor =
     std::unique_ptr<std::remove_pointer_t<cudnnBackendDescriptor_t>,
@@ -77,4 +77,4 @@ private:
     std::set<std::string> shapes_;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

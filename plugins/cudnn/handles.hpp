@@ -11,7 +11,7 @@
 #include <memory>
 #include <type_traits>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 template <class Handle, cudaError_t (*Destroy)(Handle)>
 struct CudaDeleter {
@@ -124,4 +124,4 @@ private:
     std::unique_ptr<void, Free> data_;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -16,7 +16,7 @@
 #include <string>
 #include <type_traits>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace kernels {
 
 constexpr int threads = 256;
@@ -104,4 +104,4 @@ __device__ inline int channel_of(int i, int C, int plane, bool nhwc) {
 }
 
 }  // namespace kernels
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -14,7 +14,7 @@
 #define HB_HD
 #endif
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace math {
 
 HB_HD inline float square_root(float x) {
@@ -223,4 +223,4 @@ HB_HD inline float batchnorm_input_gradient(float g, float x_hat, float input_sc
 }
 
 }  // namespace math
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -1,7 +1,7 @@
 #include "kernel_launch.cuh"
 #include "kernels.hpp"
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace kernels {
 namespace {
 
@@ -411,4 +411,4 @@ void from_bf16(const void* source, float* destination, int64_t count, cudaStream
 }
 
 }  // namespace kernels
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace kernels {
 
 void relu_forward(Storage storage, const void* x, void* y, int64_t count, cudaStream_t stream);
@@ -58,4 +58,4 @@ void to_bf16(const float* source, void* destination, int64_t count, cudaStream_t
 void from_bf16(const void* source, float* destination, int64_t count, cudaStream_t stream);
 
 }  // namespace kernels
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -6,9 +6,9 @@
 
 #include <string>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
-std::string CudnnSession::manifest_json() {
+std::string Session::manifest_json() {
     const MathMode mode(settings_.math);
     hb::JsonArray own_kernels;
     for (const char* k : {"relu", "maxpool2d", "upsample", "add", "mse_loss", "rmsprop"})
@@ -24,14 +24,12 @@ std::string CudnnSession::manifest_json() {
                               std::to_string(GraphConvolutionSearch::candidates_timed) +
                               " admitted timed)"
                         : "legacy (cudnnFind*AlgorithmEx)")
-        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("placement", hb::placement_word(settings_.placement))
         .add_bool("cuda_graphs", settings_.cuda_graphs)
         .add_bool("input_gradient", settings_.input_gradient);
     if (settings_.cuda_graphs)
-        m.add_string("cuda_graph",
-                     "first step eager, the whole step captured at the second and replayed from "
-                     "then on, one graph for every batch");
-    m.add_bool("fused_bn_relu_requested", settings_.fused_bn_relu)
+        m.add_string("cuda_graph", hb::captured_step_note(", one graph for every batch"));
+    m.add_bool("fused_bn_relu_requested", settings_.fuse_batchnorm_relu)
         .add_string("device", "cuda:" + std::to_string(settings_.device))
         .add_string("device_name", device_name_)
         .add_string("compute_capability", compute_capability_)
@@ -44,4 +42,4 @@ std::string CudnnSession::manifest_json() {
     return m.str();
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -1,6 +1,6 @@
 #include "math_mode.hpp"
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 Storage MathMode::storage() const {
     return math_ == Math::bf16 ? Storage::bf16 : Storage::f32;
@@ -43,4 +43,4 @@ bool MathMode::admits(const EngineNotes& notes) const {
     return math_ != Math::fp32 || !notes.tensor_core;
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

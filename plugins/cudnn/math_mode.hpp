@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 // An engine's numerical notes that the math modes care about.
 struct EngineNotes {
@@ -59,4 +59,4 @@ private:
     Math math_;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

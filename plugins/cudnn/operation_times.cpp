@@ -2,7 +2,7 @@
 
 #include "hb/error.hpp"
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 OperationTimes::OperationTimes(StepOperations operations, std::unique_ptr<MarkClock> clock)
     : plan_(std::move(operations)), clock_(std::move(clock)) {
@@ -60,4 +60,4 @@ void OperationTimes::finish(hb::EventLog& log, std::string_view track) {
     }
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <utility>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 // Marks recorded in the order of one stream.
 class MarkClock {
@@ -85,4 +85,4 @@ private:
     size_t next_ = 0;  // the index of the next operation of a profiled step
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

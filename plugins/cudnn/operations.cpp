@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 // The backward operations of one layer, as TrainingStep::backward_layer enqueues them; the
@@ -113,7 +113,7 @@ StepOperations step_operations(const Plan& plan, const StepCalls& calls) {
                         " layers' calls for a plan of " + std::to_string(layers.size()));
     StepOperations step;
     std::vector<Operation>& out = step.operations;
-    // CudnnSession::step: the batch into the step's fixed buffers, before any captured graph.
+    // Session::step: the batch into the step's fixed buffers, before any captured graph.
     if (calls.placement == HB_PLACEMENT_HOST)
         for (int k = 0; k < 2; ++k)
             out.push_back({-1, HB_PHASE_TRANSFER, op::memcpy_host_to_device});
@@ -121,7 +121,7 @@ StepOperations step_operations(const Plan& plan, const StepCalls& calls) {
         for (int k = 0; k < 2; ++k)
             out.push_back({-1, HB_PHASE_REORDER, op::memcpy_device_to_device});
     step.graph_begin = out.size();
-    // CudnnSession::enqueue_step: with host placement the batch into the step's layout and
+    // Session::enqueue_step: with host placement the batch into the step's layout and
     // storage (serving the whole step: no layer), then forward, backward, the update.
     if (calls.placement == HB_PLACEMENT_HOST) {
         if (calls.nhwc) out.push_back({-1, HB_PHASE_REORDER, op::nchw_to_nhwc});
@@ -141,4 +141,4 @@ StepOperations step_operations(const Plan& plan, const StepCalls& calls) {
     return step;
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -1,7 +1,7 @@
 // The operations one training step enqueues on the session's stream, in order, each with the IR
 // layer it belongs to, its phase and its name, worked out on the host from the plan and the
 // calls setup chose for each layer: what a profiled step reports (docs/design.md §3 "Profiling").
-// step.cpp and session.cpp enqueue them and name each one as they do; OperationTimes
+// training_step.cpp and session.cpp enqueue them and name each one as they do; OperationTimes
 // (operation_times.hpp) holds them to this list.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 // Who computes a batch norm or a convolution's bias, chosen at setup: cuDNN (a batch norm through
 // its plain calls, or its Ex calls with workspace and reserve space), or the backend's own kernels
@@ -101,4 +101,4 @@ inline constexpr const char* memcpy_device_to_device = "memcpy DtoD";
 inline constexpr const char* memcpy_device_to_host = "memcpy DtoH";
 }  // namespace op
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -2,7 +2,7 @@
 
 #include "hb/plugin.hpp"
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 const char* to_string(Math math) {
     switch (math) {
@@ -51,11 +51,11 @@ const std::vector<hb::OptionSpec>& option_specs() {
         hb::choice_option("math", {"fp32", "tf32", "bf16"}, "fp32",
                           "the math mode: float32, TF32 tensor cores, or bfloat16 activations"),
         hb::choice_option("layout", {"nchw", "nhwc"}, "nchw", "the activations' layout"),
-        hb::choice_option("convolutions", {"graph", "legacy"}, "graph",
+        hb::choice_option("convolution_api", {"graph", "legacy"}, "graph",
                           "cuDNN's graph API or its legacy calls"),
-        hb::choice_option("batchnorm", {"ex", "legacy"}, "ex",
+        hb::choice_option("batchnorm_api", {"ex", "legacy"}, "ex",
                           "cudnnBatchNormalization*Ex or the plain calls"),
-        hb::bool_option("fused_bn_relu", false, "batch norm and its ReLU in one call"),
+        hb::bool_option("fuse_batchnorm_relu", false, "batch norm and its ReLU in one call"),
         hb::bool_option("cuda_graphs", false, "capture the step once, then replay it"),
     };
     return specs;
@@ -74,13 +74,13 @@ Settings parse_settings(const hb_session_desc& desc) {
     const std::string math = options.get_string("math");
     s.math = math == "tf32" ? Math::tf32 : math == "bf16" ? Math::bf16 : Math::fp32;
     s.layout = options.get_string("layout") == "nhwc" ? Layout::nhwc : Layout::nchw;
-    s.convolutions = options.get_string("convolutions") == "legacy" ? ConvolutionApi::legacy
-                                                                    : ConvolutionApi::graph;
+    s.convolutions = options.get_string("convolution_api") == "legacy" ? ConvolutionApi::legacy
+                                                                       : ConvolutionApi::graph;
     s.batchnorm =
-        options.get_string("batchnorm") == "legacy" ? BatchNormApi::legacy : BatchNormApi::ex;
-    s.fused_bn_relu = options.get_bool("fused_bn_relu");
+        options.get_string("batchnorm_api") == "legacy" ? BatchNormApi::legacy : BatchNormApi::ex;
+    s.fuse_batchnorm_relu = options.get_bool("fuse_batchnorm_relu");
     s.cuda_graphs = options.get_bool("cuda_graphs");
     return s;
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

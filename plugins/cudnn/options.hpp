@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 enum class Math { fp32, tf32, bf16 };
 enum class Layout { nchw, nhwc };
@@ -34,7 +34,7 @@ struct Settings {
     Layout layout = Layout::nchw;
     ConvolutionApi convolutions = ConvolutionApi::graph;
     BatchNormApi batchnorm = BatchNormApi::ex;
-    bool fused_bn_relu = false;
+    bool fuse_batchnorm_relu = false;
     bool cuda_graphs = false;
     // Every step also computes the gradient of its input batch (ABI 2.3).
     bool input_gradient = false;
@@ -50,8 +50,8 @@ int parse_device(const std::string& device);
 const std::vector<hb::OptionSpec>& option_specs();
 
 // Reads the desc (with ABI 2.3's input_gradient) and its options (math, layout, convolutions,
-// batchnorm, fused_bn_relu, cuda_graphs); unknown keys and unsupported values throw hb::Error with
-// HB_UNSUPPORTED.
+// batchnorm, fuse_batchnorm_relu, cuda_graphs); unknown keys and unsupported values throw hb::Error
+// with HB_UNSUPPORTED.
 Settings parse_settings(const hb_session_desc& desc);
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 Shape shape_of(const hb::Dims& d) {
@@ -209,4 +209,4 @@ void Plan::plan_buffers() {
                         step_length() - 1, "d(" + input.name + ")");
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
 using Shape = hb::Dims;  // hb::to_string prints one
 using hb::align_up;
@@ -144,4 +144,4 @@ private:
     int64_t parameter_floats_ = 0, statistics_floats_ = 0;
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

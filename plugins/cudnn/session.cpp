@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 float elapsed(cudaEvent_t from, cudaEvent_t to) {
@@ -57,7 +57,7 @@ private:
 
 }  // namespace
 
-Settings CudnnSession::checked_settings(const hb_session_desc& desc) {
+Settings Session::checked_settings(const hb_session_desc& desc) {
     Settings s = parse_settings(desc);
     const std::string reason = device_unavailable_reason(s.device);
     if (!reason.empty())
@@ -67,7 +67,7 @@ Settings CudnnSession::checked_settings(const hb_session_desc& desc) {
     return s;
 }
 
-CudnnSession::CudnnSession(const hb_session_desc& desc) : settings_(checked_settings(desc)) {
+Session::Session(const hb_session_desc& desc) : settings_(checked_settings(desc)) {
     ErrorContext context("session setup");
     HB_CHECK(cudaSetDevice(settings_.device));
     HB_CHECK(cudaFree(nullptr));  // creates the context before the memory baseline
@@ -106,7 +106,7 @@ CudnnSession::CudnnSession(const hb_session_desc& desc) : settings_(checked_sett
         buffer_of_tensor_[size_t(order[i])] = static_cast<int32_t>(i);
 }
 
-CudnnSession::~CudnnSession() {
+Session::~Session() {
     // Work still queued would outlive the buffers it uses.
     if (stream_) cudaStreamSynchronize(stream_.get());
 }
@@ -114,7 +114,7 @@ CudnnSession::~CudnnSession() {
 // Everything of a step's first half after the batch is on the device: with host placement the
 // batch's conversion to the step's layout and storage, then forward and backward, with the phase
 // events in between.
-void CudnnSession::enqueue_passes(int batch, const std::function<void(int tensor)>& final) {
+void Session::enqueue_passes(int batch, const std::function<void(int tensor)>& final) {
     const cudaStream_t s = stream_.get();
     const void* input = nullptr;
     const float* target = nullptr;
@@ -141,17 +141,17 @@ void CudnnSession::enqueue_passes(int batch, const std::function<void(int tensor
     record_event(backward_end_.get(), s);
 }
 
-void CudnnSession::enqueue_update() {
+void Session::enqueue_update() {
     record_event(update_start_.get(), stream_.get());
     step_->optimize();
 }
 
-void CudnnSession::enqueue_step(int batch) {
+void Session::enqueue_step(int batch) {
     enqueue_passes(batch, {});
     enqueue_update();
 }
 
-void CudnnSession::enqueue_losses() {
+void Session::enqueue_losses() {
     const size_t loss_bytes = size_t(step_->plan().loss_count()) * sizeof(double);
     if (loss_bytes)
         step_->operation_times().run({-1, HB_PHASE_TRANSFER, op::memcpy_device_to_host}, [&] {
@@ -160,14 +160,14 @@ void CudnnSession::enqueue_losses() {
         });
 }
 
-double CudnnSession::sum_losses() const {
+double Session::sum_losses() const {
     double loss = 0;
     const auto* losses = static_cast<const double*>(losses_.get());
     for (int i = 0; i < step_->plan().loss_count(); ++i) loss += losses[i];
     return loss;
 }
 
-GraphExec CudnnSession::capture(int batch) {
+GraphExec Session::capture(int batch) {
     ErrorContext context("CUDA graph capture");
     HB_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
     CaptureGuard guard(stream_.get());
@@ -178,7 +178,7 @@ GraphExec CudnnSession::capture(int batch) {
     return GraphExec(exec);
 }
 
-hb::StepResult CudnnSession::step(int32_t batch) {
+hb::StepResult Session::step(int32_t batch) {
     ErrorContext context("step");
     const cudaStream_t s = stream_.get();
     OperationTimes& times = step_->operation_times();
@@ -190,7 +190,7 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     if (settings_.cuda_graphs && eager_steps_ > 0) {
         // A profiled step replays its own graph, captured with the events of its operations; an
         // unprofiled one the graph without them, so it costs what it did before profiling.
-        GraphExec& graph = times.active() ? profiled_graph_ : graph_;
+        GraphExec& graph = times.active() ? profiled_captured_step_ : captured_step_;
         if (!graph)
             graph = capture(batch);  // the operations' marks are recorded as the graph's nodes
         else
@@ -215,11 +215,11 @@ hb::StepResult CudnnSession::step(int32_t batch) {
     return result;
 }
 
-void CudnnSession::refuse_split(const char* call) const {
+void Session::refuse_split(const char* call) const {
     if (settings_.cuda_graphs) throw hb::captured_step_refusal(call);
 }
 
-std::vector<hb_gradient_buffer> CudnnSession::gradient_buffers() {
+std::vector<hb_gradient_buffer> Session::gradient_buffers() {
     refuse_split("gradient_buffers");
     const Plan& plan = step_->plan();
     std::vector<hb_gradient_buffer> buffers;
@@ -231,11 +231,11 @@ std::vector<hb_gradient_buffer> CudnnSession::gradient_buffers() {
     return buffers;
 }
 
-void* CudnnSession::gradient_stream() {
+void* Session::gradient_stream() {
     return stream_.get();
 }
 
-hb::StepResult CudnnSession::forward_backward(int32_t batch, const hb::GradientReady& ready) {
+hb::StepResult Session::forward_backward(int32_t batch, const hb::GradientReady& ready) {
     refuse_split("forward_backward");
     if (log_.enabled())
         throw hb::Error(
@@ -259,7 +259,7 @@ hb::StepResult CudnnSession::forward_backward(int32_t batch, const hb::GradientR
     return result;
 }
 
-hb::StepResult CudnnSession::apply_update() {
+hb::StepResult Session::apply_update() {
     ErrorContext context("apply_update");
     const cudaStream_t s = stream_.get();
     enqueue_update();
@@ -270,18 +270,18 @@ hb::StepResult CudnnSession::apply_update() {
     return result;
 }
 
-void CudnnSession::set_profiling(bool enabled) {
+void Session::set_profiling(bool enabled) {
     ErrorContext context("set_profiling");
     // The pool of events is created once, before any profiled step can be captured.
     if (enabled) step_->prepare_profiling();
     log_.set_enabled(enabled);
 }
 
-const std::vector<hb_event>& CudnnSession::events() {
+const std::vector<hb_event>& Session::events() {
     return log_.events();
 }
 
-uint64_t CudnnSession::peak_memory_bytes() {
+uint64_t Session::peak_memory_bytes() {
     // What the step holds (docs/results-schema.md): the library handle is reported apart.
     uint64_t bytes = step_->device_bytes();
     for (const auto& b : device_inputs_) bytes += b.bytes();
@@ -292,4 +292,4 @@ uint64_t CudnnSession::peak_memory_bytes() {
     return bytes;
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

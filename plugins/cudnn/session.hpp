@@ -1,7 +1,7 @@
-// A training session of the cuDNN backend on one CUDA device: the step (step.hpp), the batches,
-// optional CUDA graphs of the step, phase timing with events, per-operation events when profiled
-// (operation_times.hpp), and state transfer in the canonical host format. A step enqueues its
-// batch, forward and backward, then the update; the harness may also call the halves one at a
+// A training session of the cuDNN backend on one CUDA device: the step (training_step.hpp), the
+// batches, optional CUDA graphs of the step, phase timing with events, per-operation events when
+// profiled (operation_times.hpp), and state transfer in the canonical host format. A step enqueues
+// its batch, forward and backward, then the update; the harness may also call the halves one at a
 // time (ABI 2.2), with the gradient block's tensors as the gradient buffers between them.
 #pragma once
 
@@ -9,20 +9,20 @@
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 #include "options.hpp"
-#include "step.hpp"
+#include "training_step.hpp"
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 
-class CudnnSession : public hb::Session {
+class Session : public hb::Session {
 public:
     // HB_UNAVAILABLE (with the CUDA runtime's reason) when the device cannot be used.
-    explicit CudnnSession(const hb_session_desc& desc);
-    ~CudnnSession() override;
+    explicit Session(const hb_session_desc& desc);
+    ~Session() override;
 
     void load_state(const float* const* tensors) override;
     void load_optimizer_state(const float* const* square_averages) override;
@@ -94,11 +94,11 @@ private:
     // The captured step, for every batch: unprofiled, and profiled (with the events of its
     // operations as nodes, so it is captured after the step's pool of events was created, and
     // destroyed before it: step_ holds the pool).
-    GraphExec graph_, profiled_graph_;
+    GraphExec captured_step_, profiled_captured_step_;
     int64_t eager_steps_ = 0;
     hb::EventLog log_;  // the last step's events when profiled
     std::string device_name_, compute_capability_;
     std::vector<int32_t> buffer_of_tensor_;  // each trainable tensor's gradient buffer
 };
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace cudnn_backend {
+namespace hb_cudnn {
 namespace {
 
 // OIHW <-> OHWI (cuDNN's NHWC filter format) for a conv weight; other tensors are unchanged.
@@ -37,12 +37,12 @@ void ohwi_to_oihw(const float* in, float* out, const int64_t* s) {
 // Every transfer goes through the session's stream, and waits for it: that stream is
 // non-blocking, so it would not wait for cudaMemcpy's legacy default stream, and the step's work
 // queued on it after an upload must read the uploaded data.
-void CudnnSession::copy(void* destination, const void* source, size_t bytes, cudaMemcpyKind kind) {
+void Session::copy(void* destination, const void* source, size_t bytes, cudaMemcpyKind kind) {
     HB_CHECK(cudaMemcpyAsync(destination, source, bytes, kind, stream_.get()));
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
-void CudnnSession::upload_tensor(int t, const float* host, float* block) {
+void Session::upload_tensor(int t, const float* host, float* block) {
     const TensorPlan& tensor = step_->plan().tensors()[size_t(t)];
     const size_t bytes = size_t(tensor.elements) * sizeof(float);
     float* device = block + tensor.offset;
@@ -55,14 +55,14 @@ void CudnnSession::upload_tensor(int t, const float* host, float* block) {
     }
 }
 
-void CudnnSession::download_tensor(int t, const float* block, float* host) {
+void Session::download_tensor(int t, const float* block, float* host) {
     const TensorPlan& tensor = step_->plan().tensors()[size_t(t)];
     download(block + tensor.offset, tensor.elements, Storage::f32,
              tensor.rank == 4 ? tensor.shape : nullptr, host);
 }
 
-void CudnnSession::download(const void* device, int64_t elements, Storage storage,
-                            const int64_t* dims, float* host) {
+void Session::download(const void* device, int64_t elements, Storage storage, const int64_t* dims,
+                       float* host) {
     const bool reorder = settings_.layout == Layout::nhwc && dims;
     std::vector<float> converted(reorder ? size_t(elements) : 0);
     float* out = reorder ? converted.data() : host;
@@ -76,7 +76,7 @@ void CudnnSession::download(const void* device, int64_t elements, Storage storag
     if (reorder) ohwi_to_oihw(converted.data(), host, dims);
 }
 
-void CudnnSession::load_state(const float* const* tensors) {
+void Session::load_state(const float* const* tensors) {
     ErrorContext context("load_state");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
     const auto& plan = step_->plan();
@@ -88,7 +88,7 @@ void CudnnSession::load_state(const float* const* tensors) {
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
-void CudnnSession::load_optimizer_state(const float* const* square_averages) {
+void Session::load_optimizer_state(const float* const* square_averages) {
     ErrorContext context("load_optimizer_state");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
     const auto& plan = step_->plan();
@@ -100,12 +100,11 @@ void CudnnSession::load_optimizer_state(const float* const* square_averages) {
     }
 }
 
-void CudnnSession::set_batches(int32_t count, const float* const* inputs,
-                               const float* const* targets) {
+void Session::set_batches(int32_t count, const float* const* inputs, const float* const* targets) {
     ErrorContext context("set_batches");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
-    graph_.reset();
-    profiled_graph_.reset();
+    captured_step_.reset();
+    profiled_captured_step_.reset();
     host_inputs_.clear();
     host_targets_.clear();
     device_inputs_.clear();
@@ -165,7 +164,7 @@ void CudnnSession::set_batches(int32_t count, const float* const* inputs,
     }
 }
 
-const void* CudnnSession::step_input(const float* nchw, float* layout, void* storage) {
+const void* Session::step_input(const float* nchw, float* layout, void* storage) {
     const cudaStream_t s = stream_.get();
     const Plan& plan = step_->plan();
     OperationTimes& times = step_->operation_times();
@@ -182,7 +181,7 @@ const void* CudnnSession::step_input(const float* nchw, float* layout, void* sto
     return storage;
 }
 
-void CudnnSession::enqueue_batch(int batch) {
+void Session::enqueue_batch(int batch) {
     const cudaStream_t s = stream_.get();
     OperationTimes& times = step_->operation_times();
     record_event(start_.get(), s);
@@ -209,7 +208,7 @@ void CudnnSession::enqueue_batch(int batch) {
     }
 }
 
-void CudnnSession::read_state(float* const* tensors) {
+void Session::read_state(float* const* tensors) {
     ErrorContext context("read_state");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
     const auto& plan = step_->plan();
@@ -220,7 +219,7 @@ void CudnnSession::read_state(float* const* tensors) {
     }
 }
 
-void CudnnSession::read_gradients(float* const* gradients) {
+void Session::read_gradients(float* const* gradients) {
     ErrorContext context("read_gradients");
     HB_CHECK(cudaStreamSynchronize(stream_.get()));
     const auto& plan = step_->plan();
@@ -230,7 +229,7 @@ void CudnnSession::read_gradients(float* const* gradients) {
     }
 }
 
-void CudnnSession::read_input_gradient(float* gradient) {
+void Session::read_input_gradient(float* gradient) {
     ErrorContext context("read_input_gradient");
     const Plan& plan = step_->plan();
     const Shape shape = plan.values()[size_t(plan.input())].shape;
@@ -244,4 +243,4 @@ void CudnnSession::read_input_gradient(float* gradient) {
     download(device, shape.elements(), plan.storage(), dims, gradient);
 }
 
-}  // namespace cudnn_backend
+}  // namespace hb_cudnn

@@ -9,7 +9,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 #if HB_LIBTORCH_CUDA
 
@@ -95,4 +95,4 @@ bool CapturedStep::captured() const {
 
 CapturedStep::~CapturedStep() = default;
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -8,7 +8,7 @@
 #include <functional>
 #include <memory>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class CapturedStep {
 public:
@@ -35,4 +35,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -12,7 +12,7 @@
 #include <vector>
 #endif
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 #if HB_LIBTORCH_CUDA
 
@@ -94,4 +94,4 @@ double DeviceMarks::elapsed_ms(uint32_t) const {
 
 #endif
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

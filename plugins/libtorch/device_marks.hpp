@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class DeviceMarks {
 public:
@@ -34,4 +34,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -15,7 +15,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 namespace {
 
 // cuDNN 9 encodes its version as major * 10000 + minor * 100 + patch, earlier ones as
@@ -116,4 +116,4 @@ void reset_peak_memory(const c10::Device& device) {
 #endif
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 std::string libtorch_version();
 // Whether LibTorch was built with CUDA, whatever the machine has.
@@ -31,4 +31,4 @@ void synchronize(const c10::Device& device);
 uint64_t peak_memory_bytes(const c10::Device& device);
 void reset_peak_memory(const c10::Device& device);
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -10,11 +10,11 @@
 
 #include <string>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
-std::string TorchSession::manifest_json() {
+std::string Session::manifest_json() {
     const bool cuda = settings_.device.is_cuda();
-    const hb_optimizer& o = optimizer_.settings();
+    const hb_optimizer& o = step_.optimizer().settings();
     std::string convolution;
     if (cuda)
         convolution = std::string("cuDNN through ATen, algorithms by ") +
@@ -25,9 +25,9 @@ std::string TorchSession::manifest_json() {
         convolution = "ATen's native CPU convolution (no oneDNN in this build)";
 
     hb::JsonArray fusions;
-    if (network_.inplace_relus() > 0)
+    if (step_.network().inplace_relus() > 0)
         fusions.add_string("ReLU in place on its input (" +
-                           std::to_string(network_.inplace_relus()) + " layers)");
+                           std::to_string(step_.network().inplace_relus()) + " layers)");
     hb::JsonObject m = hb::manifest(math_mode(settings_), at::get_num_threads());
     m.add("interop_threads", at::get_num_interop_threads())
         .add_string("device", settings_.device.str())
@@ -37,7 +37,7 @@ std::string TorchSession::manifest_json() {
     if (built_with_cuda())
         m.add_string("cuda", cuda_version()).add_string("cudnn", cudnn_version());
     m.add_string("layout", settings_.channels_last ? "nhwc (channels_last)" : "nchw")
-        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("placement", hb::placement_word(settings_.placement))
         .add_string("convolution", convolution);
     if (cuda) {
         m.add_bool("cudnn_benchmark", settings_.cudnn_benchmark)
@@ -45,21 +45,21 @@ std::string TorchSession::manifest_json() {
             .add_bool("cuda_graphs", settings_.cuda_graphs);
         if (settings_.cuda_graphs)
             m.add_string("cuda_graph",
-                         "first step eager, the whole step captured at the second and replayed "
-                         "from then on; each step copies its batch into the graph's input first");
+                         hb::captured_step_note(
+                             "; each step copies its batch into the graph's input first"));
     }
     m.add_string("backward", "LibTorch autograd")
-        .add_string(
-            "optimizer",
-            std::string("RMSProp (") + (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
-                " variant) as in-place tensor operations, " +
-                (optimizer_.multi_tensor() ? "multi-tensor (_foreach_) over every parameter at once"
-                                           : "one parameter at a time") +
-                " (option foreach)")
+        .add_string("optimizer", std::string("RMSProp (") +
+                                     (o.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow") +
+                                     " variant) as in-place tensor operations, " +
+                                     (step_.optimizer().multi_tensor()
+                                          ? "multi-tensor (_foreach_) over every parameter at once"
+                                          : "one parameter at a time") +
+                                     " (option foreach)")
         .add("fusions", fusions.str())
         .add_string("phase_times", cuda ? "CUDA events on the step's stream" : "host clock")
-        .add("layers", network_.layers());
+        .add("layers", step_.network().layers());
     return m.str();
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -8,7 +8,7 @@
 
 #include <array>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 namespace {
 
 std::string to_string(at::IntArrayRef shape) {
@@ -174,4 +174,4 @@ at::Tensor Network::forward(const at::Tensor& input, const at::Tensor& target,
     return loss;
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

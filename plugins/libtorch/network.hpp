@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class OpProfiler;
 
@@ -73,4 +73,4 @@ private:
     bool shapes_checked_ = false;
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

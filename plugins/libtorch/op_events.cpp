@@ -4,7 +4,7 @@
 #include <map>
 #include <stdexcept>
 
-namespace libtorch_backend::profile {
+namespace hb_libtorch::profile {
 namespace {
 
 constexpr std::string_view kEnginePrefix = "autograd::engine::evaluate_function: ";
@@ -163,4 +163,4 @@ uint32_t MarkPool::take() {
     return static_cast<uint32_t>(used_++);
 }
 
-}  // namespace libtorch_backend::profile
+}  // namespace hb_libtorch::profile

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace libtorch_backend::profile {
+namespace hb_libtorch::profile {
 
 // What the plugin's code is doing when an operation starts; the session says so before each part.
 enum class Part : uint8_t {
@@ -181,4 +181,4 @@ private:
     size_t used_ = 0, capacity_ = 0;
 };
 
-}  // namespace libtorch_backend::profile
+}  // namespace hb_libtorch::profile

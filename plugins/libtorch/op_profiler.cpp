@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 namespace {
 
 // The profiled step of the process, if any: RecordFunction's callbacks are plain functions.
@@ -187,4 +187,4 @@ void OpProfiler::finish_step() {
     profile::add_events(tracks, sequence_map_, cuda_, log_);
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -28,7 +28,7 @@ namespace at {
 class RecordFunction;
 }
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class DeviceMarks;
 
@@ -102,4 +102,4 @@ private:
     std::vector<std::unique_ptr<ThreadTrack>> tracks_;  // [0] the step's own thread
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

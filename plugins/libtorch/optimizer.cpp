@@ -6,7 +6,7 @@
 #include <ATen/Functions.h>
 #include <ATen/core/grad_mode.h>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 RmsProp::RmsProp(const hb_optimizer& settings, std::vector<at::Tensor> parameters,
                  std::vector<int32_t> layers, bool multi_tensor)
@@ -110,4 +110,4 @@ void RmsProp::load_square_averages(const float* const* buffers) {
     }
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

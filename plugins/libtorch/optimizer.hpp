@@ -11,7 +11,7 @@
 
 #include <vector>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class OpProfiler;
 
@@ -42,4 +42,4 @@ private:
     std::vector<int32_t> layers_;
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -3,7 +3,7 @@
 #include "devices.hpp"
 #include "hb/plugin.hpp"
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 namespace {
 
 c10::Device parse_device(const char* device) {
@@ -26,16 +26,17 @@ c10::Device parse_device(const char* device) {
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
         hb::threads_option(),
-        hb::bool_option("channels_last", false,
-                        "NHWC memory format for activations and convolution weights"),
+        hb::choice_option("layout", {"nchw", "nhwc"}, "nchw",
+                          "the activations' and convolution weights' memory format (nhwc: "
+                          "channels_last)"),
         hb::bool_option("cudnn_benchmark", std::nullopt,
                         "CUDA: time cuDNN's algorithms on first use (unset: on CUDA, true)"),
-        hb::bool_option("tf32", false, "CUDA: TF32 tensor cores in convolutions"),
         hb::bool_option("cuda_graphs", false, "CUDA: capture the step once, then replay it"),
         hb::bool_option("foreach", std::nullopt,
                         "RMSProp's multi-tensor kernels, as torch.optim (unset: on CUDA, true)"),
-        hb::choice_option("precision", {"fp32", "fp64"}, "fp32",
-                          "the element type the step computes in"),
+        hb::choice_option("math", {"fp32", "tf32", "fp64"}, "fp32",
+                          "the math mode: float32, TF32 tensor cores in convolutions and matrix "
+                          "products (CUDA), or float64"),
     };
     return specs;
 }
@@ -51,21 +52,22 @@ Settings parse_settings(const hb_session_desc& desc) {
 
     const hb::Options options(desc.num_options, desc.options, option_specs());
     s.threads = options.get_threads();
-    s.channels_last = options.get_bool("channels_last");
+    s.channels_last = options.get_string("layout") == "nhwc";
     const bool cuda = s.device.is_cuda();
     s.cudnn_benchmark =
         (options.has("cudnn_benchmark") ? options.get_bool("cudnn_benchmark") : cuda) && cuda;
-    s.tf32 = options.get_bool("tf32");
+    const std::string math = options.get_string("math");
+    s.tf32 = math == "tf32";
     s.cuda_graphs = options.get_bool("cuda_graphs");
     s.foreach = options.has("foreach") ? options.get_bool("foreach") : cuda;
-    if (options.get_string("precision") == "fp64") s.dtype = c10::ScalarType::Double;
+    if (math == "fp64") s.dtype = c10::ScalarType::Double;
     if (!cuda) {
-        for (const auto& [name, on] :
-             {std::pair<const char*, bool>{"tf32", s.tf32}, {"cuda_graphs", s.cuda_graphs}})
-            if (on)
-                throw hb::Error(std::string("option '") + name +
-                                    "' applies to CUDA devices only, not to \"cpu\"",
-                                HB_UNSUPPORTED);
+        if (s.tf32)
+            throw hb::Error("option 'math': tf32 applies to CUDA devices only, not to \"cpu\"",
+                            HB_UNSUPPORTED);
+        if (s.cuda_graphs)
+            throw hb::Error("option 'cuda_graphs' applies to CUDA devices only, not to \"cpu\"",
+                            HB_UNSUPPORTED);
     }
     return s;
 }
@@ -75,4 +77,4 @@ hb::Math math_mode(const Settings& settings) {
     return settings.tf32 ? hb::Math::tf32 : hb::Math::fp32;
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 struct Settings {
     c10::Device device{c10::kCPU};
     hb_placement placement = HB_PLACEMENT_DEVICE;
     hb_optimizer optimizer{};
     int threads = 1;              // intra-op threads of LibTorch's CPU kernels
-    bool channels_last = false;   // NHWC memory format for activations and conv weights
+    bool channels_last = false;   // layout nhwc: activations and conv weights
     bool cudnn_benchmark{};       // CUDA: time cuDNN's algorithms on first use
     bool tf32 = false;            // CUDA: TF32 tensor cores in convolutions and matrix products
     bool cuda_graphs = false;     // CUDA: capture the whole step once, then replay it
@@ -35,8 +35,8 @@ struct Settings {
 // The options parse_settings reads, as the plugin declares them.
 const std::vector<hb::OptionSpec>& option_specs();
 
-// Accepts the devices "cpu", "cuda" and "cuda:N" and the options threads, channels_last,
-// cudnn_benchmark, tf32, cuda_graphs, foreach and precision (fp32 or fp64). Throws hb::Error:
+// Accepts the devices "cpu", "cuda" and "cuda:N" and the options threads, layout,
+// cudnn_benchmark, cuda_graphs, foreach and math (fp32, tf32 or fp64). Throws hb::Error:
 // HB_UNAVAILABLE for a CUDA device this build or machine cannot offer, HB_UNSUPPORTED for an
 // unknown option or a CUDA-only option switched on for the CPU.
 Settings parse_settings(const hb_session_desc& desc);
@@ -44,4 +44,4 @@ Settings parse_settings(const hb_session_desc& desc);
 // "fp32", "tf32" or "fp64", the math mode the harness's conformance tolerance depends on.
 hb::Math math_mode(const Settings& settings);
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

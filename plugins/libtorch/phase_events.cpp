@@ -7,7 +7,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 #if HB_LIBTORCH_CUDA
 
@@ -71,4 +71,4 @@ void PhaseEvents::read_update(hb::StepResult&) const {}
 
 #endif
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

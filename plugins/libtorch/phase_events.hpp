@@ -9,7 +9,7 @@
 
 #include <memory>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class PhaseEvents {
 public:
@@ -32,4 +32,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

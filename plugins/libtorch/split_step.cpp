@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <memory>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class GradientReadiness::FinalGradientHook final : public torch::autograd::FunctionPostHook {
 public:
@@ -53,4 +53,4 @@ GradientReadiness::Listening::~Listening() {
     readiness_.listener_ = nullptr;
 }
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace libtorch_backend {
+namespace hb_libtorch {
 
 class GradientReadiness {
 public:
@@ -55,4 +55,4 @@ private:
     std::thread::id caller_;
 };
 
-}  // namespace libtorch_backend
+}  // namespace hb_libtorch

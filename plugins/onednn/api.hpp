@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace onednn_backend::api {
+namespace hb_onednn::api {
 
 using md = dnnl::memory::desc;
 using dims = dnnl::memory::dims;
@@ -214,4 +214,4 @@ inline dnnl::sum::primitive_desc sum(const dnnl::engine& e, const md& dst,
 #endif
 }
 
-}  // namespace onednn_backend::api
+}  // namespace hb_onednn::api

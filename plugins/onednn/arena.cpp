@@ -7,7 +7,7 @@
 #include <new>
 #include <utility>
 
-namespace onednn_backend {
+namespace hb_onednn {
 namespace {
 
 uint64_t round_up(uint64_t x, uint64_t alignment) {
@@ -47,4 +47,4 @@ AlignedBuffer::~AlignedBuffer() {
     std::free(data_);
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

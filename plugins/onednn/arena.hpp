@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
 // A zero-initialised, aligned allocation owned by the caller; freed by the destructor.
 class AlignedBuffer {
@@ -28,4 +28,4 @@ private:
     uint64_t size_ = 0;
 };
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -1,12 +1,12 @@
 // The backward operations of one layer, and the delivery of its input gradients.
 #include "kernels.hpp"
 #include "layout.hpp"
-#include "network.hpp"
+#include "training_step.hpp"
 
 #include <algorithm>
 
-namespace onednn_backend {
-void Network::build_backward(int l) {
+namespace hb_onednn {
+void TrainingStep::build_backward(int l) {
     const Layer& layer = graph_.layers[l];
     const LayerPlan& p = plan_.layers[l];
     const int x = layer.inputs[0];
@@ -197,4 +197,4 @@ void Network::build_backward(int l) {
     for (Op& op : then) backward_ops_.push_back(std::move(op));
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

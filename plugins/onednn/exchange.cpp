@@ -1,13 +1,13 @@
 // Moving tensors and batches between the canonical host layouts and the session's own.
 #include "layout.hpp"
-#include "network.hpp"
+#include "training_step.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
-void Network::load_tensor(int t, const float* canonical) {
+void TrainingStep::load_tensor(int t, const float* canonical) {
     TensorStorage& s = tensors_[t];
     const dnnl::memory::desc plain = plain_desc(graph_.tensors[t].shape);
     if (s.value.get_desc() == plain) {
@@ -21,16 +21,16 @@ void Network::load_tensor(int t, const float* canonical) {
     stream_.wait();
 }
 
-void Network::read_tensor(int t, float* canonical) {
+void TrainingStep::read_tensor(int t, float* canonical) {
     export_plain(tensors_[t].value, plain_desc(graph_.tensors[t].shape), canonical);
 }
 
-void Network::read_gradient(int t, float* canonical) {
+void TrainingStep::read_gradient(int t, float* canonical) {
     if (tensors_[t].gradient)
         export_plain(tensors_[t].gradient, plain_desc(graph_.tensors[t].shape), canonical);
 }
 
-void Network::read_input_gradient(float* canonical) {
+void TrainingStep::read_input_gradient(float* canonical) {
     const Dims& in = graph_.values[graph_.input];
     if (gradients_.buffer[graph_.input] < 0) {  // no layer that runs backward reads the input
         std::fill(canonical, canonical + in.elements(), 0.0f);
@@ -41,8 +41,8 @@ void Network::read_input_gradient(float* canonical) {
                  plain_desc({in.n, in.c, in.h, in.w}), canonical);
 }
 
-void Network::export_plain(const dnnl::memory& from, const dnnl::memory::desc& plain,
-                           float* canonical) {
+void TrainingStep::export_plain(const dnnl::memory& from, const dnnl::memory::desc& plain,
+                                float* canonical) {
     if (from.get_desc() == plain) {
         std::memcpy(canonical, from.get_data_handle(), plain.get_size());
         return;
@@ -52,7 +52,7 @@ void Network::export_plain(const dnnl::memory& from, const dnnl::memory::desc& p
     stream_.wait();
 }
 
-void Network::load_square_average(int t, const float* canonical) {
+void TrainingStep::load_square_average(int t, const float* canonical) {
     if (!graph_.tensors[t].trainable) return;
     dnnl::memory source(plain_desc(graph_.tensors[t].shape), engine_,
                         const_cast<float*>(canonical));
@@ -62,7 +62,7 @@ void Network::load_square_average(int t, const float* canonical) {
     stream_.wait();
 }
 
-void Network::set_batches(int count, const float* const* inputs, const float* const* targets) {
+void TrainingStep::set_batches(int count, const float* const* inputs, const float* const* targets) {
     const Dims& in = graph_.values[graph_.input];
     const dnnl::memory::desc input_plain = plain_desc({in.n, in.c, in.h, in.w});
     const Dims& t = graph_.target;
@@ -104,4 +104,4 @@ void Network::set_batches(int count, const float* const* inputs, const float* co
     }
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -2,10 +2,10 @@
 // running statistics of batch norm, the MSE loss.
 #include "kernels.hpp"
 #include "layout.hpp"
-#include "network.hpp"
+#include "training_step.hpp"
 
-namespace onednn_backend {
-void Network::build_forward(int l) {
+namespace hb_onednn {
+void TrainingStep::build_forward(int l) {
     const Layer& layer = graph_.layers[l];
     const LayerPlan& p = plan_.layers[l];
     const int x = layer.inputs[0];
@@ -188,4 +188,4 @@ void Network::build_forward(int l) {
     }
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -4,7 +4,7 @@
 #include "hb/graph.hpp"
 #include "hb/topology.hpp"
 
-namespace onednn_backend {
+namespace hb_onednn {
 
 using hb::Dims;
 using hb::Graph;
@@ -16,4 +16,4 @@ using hb::GradientPlan;
 using hb::Topology;
 using hb::Use;
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace onednn_backend {
+namespace hb_onednn {
 namespace {
 
 // Elementwise loops are memory-bound: chunks of this many floats keep every thread streaming.
@@ -244,4 +244,4 @@ void upsample_2x_backward(int64_t planes, int64_t h, int64_t w, int block, const
     });
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

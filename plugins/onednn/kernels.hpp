@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
 // sum((y - t)^2) over the masked floats, accumulated in double.
 double squared_error(int64_t count, const float* y, const float* target, const uint8_t* mask,
@@ -54,4 +54,4 @@ void max_pool_2x2_backward(int64_t planes, int64_t h, int64_t w, int block, cons
 void upsample_2x_backward(int64_t planes, int64_t h, int64_t w, int block, const float* dy,
                           float* dx, int threads);
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

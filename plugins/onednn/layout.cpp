@@ -7,7 +7,7 @@
 #include <cctype>
 #include <numeric>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
 dnnl::memory::desc plain_desc(const std::vector<int64_t>& shape) {
     using tag = dnnl::memory::format_tag;
@@ -103,4 +103,4 @@ std::vector<uint8_t> element_mask(const dnnl::memory::desc& md) {
     return mask;
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
 // Dense row-major float32 of the given shape (rank 1 to 4): NCHW, OIHW, [C].
 dnnl::memory::desc plain_desc(const std::vector<int64_t>& shape);
@@ -34,4 +34,4 @@ int channel_block(const dnnl::memory::desc& md);
 // One byte per float of the descriptor's buffer: 1 where an element lives, 0 in padding.
 std::vector<uint8_t> element_mask(const dnnl::memory::desc& md);
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -1,12 +1,12 @@
 // What the session actually runs, as the manifest JSON (docs/design.md §3).
-#include "hb/json.hpp"
 #include "hb/manifest.hpp"
+#include "hb/json.hpp"
 #include "layout.hpp"
-#include "network.hpp"
+#include "training_step.hpp"
 
 #include <map>
 
-namespace onednn_backend {
+namespace hb_onednn {
 namespace {
 
 using hb::json_string;
@@ -54,7 +54,7 @@ std::string effective_isa() {
     return isa_name(dnnl::get_effective_cpu_isa());
 }
 
-std::string Network::manifest_json() const {
+std::string TrainingStep::manifest_json() const {
     JsonObject impls;
     for (const auto& [kind, list] : impls_) impls.add(kind, counts(list));
 
@@ -110,7 +110,7 @@ std::string Network::manifest_json() const {
     JsonObject root = hb::manifest(hb::Math::fp32, settings_.threads);
     root.add_string("cpu_runtime", "OpenMP")
         .add_string("isa", effective_isa())
-        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
+        .add_string("placement", hb::placement_word(settings_.placement))
         .add_string("layout", settings_.plain_layout ? "plain" : "blocked")
         .add_bool("input_gradient", settings_.input_gradient)
         .add("implementations", impls.str())
@@ -123,4 +123,4 @@ std::string Network::manifest_json() const {
     return root.str();
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

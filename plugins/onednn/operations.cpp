@@ -3,43 +3,43 @@
 #include "hb/plugin.hpp"
 #include "kernels.hpp"
 #include "layout.hpp"
-#include "network.hpp"
+#include "training_step.hpp"
 
 #include <algorithm>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
-Network::Ref Network::value_ref(int v) const {
+TrainingStep::Ref TrainingStep::value_ref(int v) const {
     if (v == graph_.input) return fixed(input_);
     return Ref{plan_.values[v], value_block_[v], {}};
 }
 
-Network::Ref Network::gradient_ref(int v) const {
+TrainingStep::Ref TrainingStep::gradient_ref(int v) const {
     return Ref{plan_.values[v], gradient_block_[gradients_.buffer[v]], {}};
 }
 
-Network::Ref Network::temporary(const dnnl::memory::desc& md, int layer) {
+TrainingStep::Ref TrainingStep::temporary(const dnnl::memory::desc& md, int layer) {
     return Ref{md, add_block(md, backward_step_of(layer), backward_step_of(layer)), {}};
 }
 
-Network::Ref Network::tensor_ref(int t) const {
+TrainingStep::Ref TrainingStep::tensor_ref(int t) const {
     return fixed(tensors_[t].value);
 }
 
-Network::Ref Network::working_ref(int t) const {
+TrainingStep::Ref TrainingStep::working_ref(int t) const {
     return fixed(tensors_[t].working ? tensors_[t].working : tensors_[t].value);
 }
 
-Network::Ref Network::tensor_gradient_ref(int t, int layer) {
+TrainingStep::Ref TrainingStep::tensor_gradient_ref(int t, int layer) {
     if (tensors_[t].gradient) return fixed(tensors_[t].gradient);
     return temporary(plan_.tensors[t].master, layer);  // a frozen tensor: computed, then dropped
 }
 
-void Network::note_impl(const char* kind, const dnnl::primitive_desc_base& pd) {
+void TrainingStep::note_impl(const char* kind, const dnnl::primitive_desc_base& pd) {
     note_impl(kind, pd.impl_info_str());
 }
 
-void Network::note_impl(const char* kind, const std::string& impl) {
+void TrainingStep::note_impl(const char* kind, const std::string& impl) {
     auto it = std::find_if(impls_.begin(), impls_.end(),
                            [&](const auto& entry) { return entry.first == kind; });
     if (it == impls_.end()) it = impls_.insert(impls_.end(), {kind, {}});
@@ -52,9 +52,10 @@ void Network::note_impl(const char* kind, const std::string& impl) {
         ++c->second;
 }
 
-Network::Op Network::primitive_op(int layer, const char* what, hb_phase phase,
-                                  const dnnl::primitive_desc_base& pd, dnnl::primitive primitive,
-                                  std::vector<std::pair<int, Ref>> refs) {
+TrainingStep::Op TrainingStep::primitive_op(int layer, const char* what, hb_phase phase,
+                                            const dnnl::primitive_desc_base& pd,
+                                            dnnl::primitive primitive,
+                                            std::vector<std::pair<int, Ref>> refs) {
     note_impl(what, pd);
     Op op;
     op.layer = layer;
@@ -67,7 +68,8 @@ Network::Op Network::primitive_op(int layer, const char* what, hb_phase phase,
     return op;
 }
 
-Network::Op Network::reorder_op(int layer, const Ref& from, const Ref& to, bool accumulate) {
+TrainingStep::Op TrainingStep::reorder_op(int layer, const Ref& from, const Ref& to,
+                                          bool accumulate) {
     const std::string name = layer >= 0 ? graph_.layers[layer].name : "(graph)";
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -84,7 +86,7 @@ Network::Op Network::reorder_op(int layer, const Ref& from, const Ref& to, bool 
                         {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
-int Network::native_block(int l) const {
+int TrainingStep::native_block(int l) const {
     const Layer& layer = graph_.layers[l];
     if (!settings_.native_pooling ||
         (layer.kind != HB_LAYER_MAXPOOL2D && layer.kind != HB_LAYER_UPSAMPLE))
@@ -96,14 +98,14 @@ int Network::native_block(int l) const {
     return block == channel_block(plan_.values[layer.output]) ? block : 0;
 }
 
-dnnl::memory::desc Network::native_workspace(int l) const {
+dnnl::memory::desc TrainingStep::native_workspace(int l) const {
     return {{floats_of(plan_.values[graph_.layers[l].output])},
             dnnl::memory::data_type::u8,
             dnnl::memory::format_tag::a};
 }
 
-Network::Op Network::host_op(int layer, const char* what, hb_phase phase,
-                             std::function<void()> body) {
+TrainingStep::Op TrainingStep::host_op(int layer, const char* what, hb_phase phase,
+                                       std::function<void()> body) {
     Op op;
     op.layer = layer;
     op.what = what;
@@ -112,9 +114,9 @@ Network::Op Network::host_op(int layer, const char* what, hb_phase phase,
     return op;
 }
 
-Network::Ref Network::gradient_destination(const Contribution* c,
-                                           const dnnl::memory::desc& produced, int layer,
-                                           std::vector<Op>& then) {
+TrainingStep::Ref TrainingStep::gradient_destination(const Contribution* c,
+                                                     const dnnl::memory::desc& produced, int layer,
+                                                     std::vector<Op>& then) {
     if (!c) return temporary(produced, layer);
     const Ref target = gradient_ref(c->value);
     if (produced == target.md) {
@@ -135,4 +137,4 @@ Network::Ref Network::gradient_destination(const Contribution* c,
     return temp;
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-namespace onednn_backend {
+namespace hb_onednn {
 namespace {
 
 using md = dnnl::memory::desc;
@@ -324,4 +324,4 @@ Plan make_plan(const Graph& graph, const Topology& topology, const dnnl::engine&
     return Planner(graph, topology, engine, plain).run();
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

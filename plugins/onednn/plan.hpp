@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
 struct LayerPlan {
     dnnl::convolution_forward::primitive_desc conv;
@@ -94,4 +94,4 @@ dnnl::primitive make_primitive(const std::string& layer, const char* what, const
     return create(layer, what, [&] { return dnnl::primitive(Primitive(pd)); });
 }
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -1,6 +1,6 @@
 // The oneDNN backend's entry point: the training step with oneDNN primitives on the CPU.
+#include "hb/describe.hpp"
 #include "hb/plugin.hpp"
-#include "hb/cpu.hpp"
 #include "session.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-namespace onednn_backend {
+namespace hb_onednn {
 std::string effective_isa();
 }
 
@@ -26,26 +26,18 @@ std::string library_version() {
 class OnednnPlugin : public hb::Plugin {
 public:
     hb::PluginInfo describe() override {
-        hb::PluginInfo info;
-        info.name = HB_PLUGIN_NAME;
-        info.version = "1.0.0";
-        info.description =
+        hb::PluginInfo info = hb::plugin_info(
+            HB_PLUGIN_NAME,
             "oneDNN primitives on the CPU in float32: blocked layouts, fused batch norm + ReLU, "
-            "OpenMP threads";
-        info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
-                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
-                            HB_CAP_INPUT_GRADIENT;
+            "OpenMP threads",
+            hb::kAllCapabilities, hb_onednn::option_specs());
         info.libraries = {{"oneDNN", library_version()}};
-        hb::DeviceInfo cpu;
-        cpu.name = "cpu";
-        cpu.description = hb::cpu_description("oneDNN ISA " + onednn_backend::effective_isa());
-        info.devices = {cpu};
-        info.options = onednn_backend::OnednnSession::option_specs();
+        info.devices = {hb::cpu_device("oneDNN ISA " + hb_onednn::effective_isa())};
         return info;
     }
 
     std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {
-        return std::make_unique<onednn_backend::OnednnSession>(desc);
+        return std::make_unique<hb_onednn::Session>(desc);
     }
 };
 

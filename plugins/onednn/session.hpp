@@ -1,21 +1,20 @@
 // A training session of the oneDNN backend: options, argument checks and the timing of the three
-// phases around the Network that does the work.
+// phases around the TrainingStep that does the work.
 #pragma once
 
 #include "hb/plugin.hpp"
-#include "network.hpp"
+#include "training_step.hpp"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace onednn_backend {
+namespace hb_onednn {
 
-class OnednnSession : public hb::SplitStepSession {
+class Session : public hb::SplitStepSession {
 public:
-    // Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and the options option_specs()
-    // declares.
-    explicit OnednnSession(const hb_session_desc& desc);
+    // parse_settings(desc) (options.hpp).
+    explicit Session(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;
     void load_optimizer_state(const float* const* square_averages) override;
@@ -37,15 +36,12 @@ public:
     hb::StepResult apply_update() override;
 
     int threads() const { return settings_.threads; }
-    // The options parse reads, as the plugin declares them.
-    static const std::vector<hb::OptionSpec>& option_specs();
 
 private:
-    static NetworkSettings parse(const hb_session_desc& desc);
     void use_threads() const;
 
-    NetworkSettings settings_;
-    Network network_;
+    Settings settings_;
+    TrainingStep step_;
 };
 
-}  // namespace onednn_backend
+}  // namespace hb_onednn

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 
 template <class T>
 class BufferPool {
@@ -38,4 +38,4 @@ private:
     uint64_t allocated_bytes_ = 0;
 };
 
-}  // namespace reference
+}  // namespace hb_reference

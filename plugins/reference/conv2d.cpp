@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace reference {
+namespace hb_reference {
 namespace {
 
 // The output positions o in [0, count) whose input position o * stride + offset lies in [0, size).
@@ -161,4 +161,4 @@ template void conv2d_backward<float>(Gemm<float>&, const ConvShape&, const float
 template void conv2d_backward<double>(Gemm<double>&, const ConvShape&, const double*, const double*,
                                       const double*, double*, double*, double*, double*);
 
-}  // namespace reference
+}  // namespace hb_reference

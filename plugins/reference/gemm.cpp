@@ -6,7 +6,7 @@
 #include <string>
 #include <type_traits>
 
-namespace reference {
+namespace hb_reference {
 namespace {
 
 // Offsets along one axis for the indices [first, first + count).
@@ -196,4 +196,4 @@ void Gemm<T>::multiply_block(Scratch& s, const Matrix<T>& c, const Matrix<const 
 template class Gemm<float>;
 template class Gemm<double>;
 
-}  // namespace reference
+}  // namespace hb_reference

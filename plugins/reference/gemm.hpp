@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 
 // How an index i along one matrix dimension maps to a memory offset:
 // (i / block) * block_stride + (i % block) * stride. A plain dimension has a block at least as long
@@ -101,4 +101,4 @@ private:
 extern template class Gemm<float>;
 extern template class Gemm<double>;
 
-}  // namespace reference
+}  // namespace hb_reference

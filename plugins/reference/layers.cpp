@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace reference {
+namespace hb_reference {
 namespace {
 
 constexpr int64_t elementwise_grain = 1 << 15;
@@ -252,4 +252,4 @@ void mse_loss_backward(ThreadPool& pool, int64_t count, const T* y, const T* tar
 REFERENCE_INSTANTIATE_LAYERS(float)
 REFERENCE_INSTANTIATE_LAYERS(double)
 
-}  // namespace reference
+}  // namespace hb_reference

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 
 using Dims = hb::Dims;
 
@@ -95,4 +95,4 @@ template <class T>
 void mse_loss_backward(ThreadPool& pool, int64_t count, const T* y, const T* target, double weight,
                        T* dy);
 
-}  // namespace reference
+}  // namespace hb_reference

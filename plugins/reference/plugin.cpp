@@ -1,7 +1,7 @@
 // The reference backend's entry point: plain C++ on the CPU, the oracle the other backends are
 // checked against (docs/design.md §7) and the example to start from when writing a plugin.
+#include "hb/describe.hpp"
 #include "hb/plugin.hpp"
-#include "hb/cpu.hpp"
 #include "session.hpp"
 
 #include <memory>
@@ -22,26 +22,18 @@ std::string compiler_version() {
 class ReferencePlugin : public hb::Plugin {
 public:
     hb::PluginInfo describe() override {
-        hb::PluginInfo info;
-        info.name = HB_PLUGIN_NAME;
-        info.version = "1.0.0";
-        info.description =
+        hb::PluginInfo info = hb::plugin_info(
+            HB_PLUGIN_NAME,
             "Plain C++ CPU backend (im2col + blocked GEMM, std::thread), float32 or float64; in "
-            "float64 the conformance oracle";
-        info.capabilities = HB_CAP_GRADIENTS | HB_CAP_PHASE_TIMES | HB_CAP_PEAK_MEMORY |
-                            HB_CAP_HOST_PLACEMENT | HB_CAP_PROFILE | HB_CAP_DATA_PARALLEL |
-                            HB_CAP_INPUT_GRADIENT;
+            "float64 the conformance oracle",
+            hb::kAllCapabilities, hb_reference::option_specs());
         info.libraries = {{"compiler", compiler_version()}};
-        hb::DeviceInfo cpu;
-        cpu.name = "cpu";
-        cpu.description = hb::cpu_description();
-        info.devices = {cpu};
-        info.options = reference::option_specs();
+        info.devices = {hb::cpu_device()};
         return info;
     }
 
     std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {
-        return reference::make_session(desc);
+        return hb_reference::make_session(desc);
     }
 };
 

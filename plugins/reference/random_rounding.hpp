@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace reference {
+namespace hb_reference {
 
 struct RandomRounding {
     uint64_t seed = 0;  // 0: off, every result rounded to nearest as computed
@@ -106,4 +106,4 @@ inline void round_statistics(const RandomRounding& r, uint64_t site, double n, d
     var = std::max(var, 0.0);
 }
 
-}  // namespace reference
+}  // namespace hb_reference

@@ -6,41 +6,26 @@
 #include "hb/graph.hpp"
 #include "hb/host_state.hpp"
 #include "hb/plugin.hpp"
-#include "network.hpp"
+#include "options.hpp"
 #include "thread_pool.hpp"
+#include "training_step.hpp"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 
-// The options it takes, as the plugin declares them, each with its default: `threads`,
-// `gemm_kernel`, `precision` and `rounding_seed` with `rounding_bits` (a member of the check's
-// rounding-noise ensemble: random_rounding.hpp; float32 only).
-const std::vector<hb::OptionSpec>& option_specs();
-
-struct Settings {
-    int threads = 1;
-    TileKernel kernel = TileKernel::portable;
-    bool fp64 = false;
-    RandomRounding rounding;
-    hb_placement placement = HB_PLACEMENT_DEVICE;
-    hb_optimizer optimizer{};
-};
-// Accepts only the device "cpu" (HB_UNAVAILABLE otherwise) and those options.
-Settings parse_settings(const hb_session_desc& desc);
-
-// A session of the precision `desc` asks for.
+// A session of the math mode `desc` asks for.
 std::unique_ptr<hb::Session> make_session(const hb_session_desc& desc);
 
 template <class T>
-class ReferenceSessionOf : public hb::SplitStepSession {
+class SessionOf : public hb::SplitStepSession {
 public:
     // Copies everything it needs from `desc`; the first form also checks that `desc` asks for T.
-    explicit ReferenceSessionOf(const hb_session_desc& desc);
-    ReferenceSessionOf(const hb_session_desc& desc, const Settings& settings);
+    explicit SessionOf(const hb_session_desc& desc);
+    SessionOf(const hb_session_desc& desc, const Settings& settings);
 
     void load_state(const float* const* tensors) override;
     void load_optimizer_state(const float* const* square_averages) override;
@@ -69,12 +54,12 @@ private:
     hb::Graph graph_;
     // Parameters, running statistics, gradients, RMSProp's state and the batches.
     hb::HostState<T> state_;
-    Network<T> network_;
+    TrainingStep<T> step_;
     std::vector<T> staged_input_, staged_target_;  // host placement: this step's batch
 };
 
-extern template class ReferenceSessionOf<float>;
-extern template class ReferenceSessionOf<double>;
-using ReferenceSession = ReferenceSessionOf<float>;
+extern template class SessionOf<float>;
+extern template class SessionOf<double>;
+using Session = SessionOf<float>;
 
-}  // namespace reference
+}  // namespace hb_reference

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace reference {
+namespace hb_reference {
 
 // Sums term(0) + ... + term(n-1) in double with eight interleaved partial sums: the compiler can
 // vectorise it, and the order of additions is still fixed.
@@ -19,4 +19,4 @@ double sum_terms(int64_t n, Term term) {
     return total;
 }
 
-}  // namespace reference
+}  // namespace hb_reference

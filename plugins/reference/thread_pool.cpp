@@ -1,6 +1,6 @@
 #include "thread_pool.hpp"
 
-namespace reference {
+namespace hb_reference {
 
 ThreadPool::ThreadPool(int threads) {
     for (int w = 1; w < threads; ++w) workers_.emplace_back([this, w] { serve(w); });
@@ -64,4 +64,4 @@ void ThreadPool::take_tasks(int worker) {
     }
 }
 
-}  // namespace reference
+}  // namespace hb_reference

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace reference {
+namespace hb_reference {
 
 class ThreadPool {
 public:
@@ -56,4 +56,4 @@ void parallel_for(ThreadPool& pool, int64_t n, int64_t grain, Body&& body) {
     pool.run(chunks, [&](int64_t i, int) { body(i * chunk, std::min(n, (i + 1) * chunk)); });
 }
 
-}  // namespace reference
+}  // namespace hb_reference

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace reference {
+namespace hb_reference {
 
 // The tile is kTileRows x kTileCols; panels are stored k-major: a[k * kTileRows + i] and
 // b[k * kTileCols + j].
@@ -32,4 +32,4 @@ void tile_product(int64_t depth, const T* __restrict a, const T* __restrict b, T
 void tile_product_avx2_fma(int64_t depth, const float* a, const float* b, float* acc);
 bool cpu_has_avx2_fma();
 
-}  // namespace reference
+}  // namespace hb_reference

@@ -5,7 +5,7 @@
 
 #include <immintrin.h>
 
-namespace reference {
+namespace hb_reference {
 
 void tile_product_avx2_fma(int64_t depth, const float* a, const float* b, float* acc) {
     static_assert(kTileRows == 4 && kTileCols == 16, "the kernel is written for 4 x 16 tiles");
@@ -29,4 +29,4 @@ void tile_product_avx2_fma(int64_t depth, const float* a, const float* b, float*
     }
 }
 
-}  // namespace reference
+}  // namespace hb_reference

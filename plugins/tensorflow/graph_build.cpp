@@ -1,11 +1,11 @@
 // The walk that builds the training step: the variables and the batch, then the forward pass
 // (graph_forward.cpp), the gradients (graph_gradients.cpp) and the optimizer (graph_optimizer.cpp),
 // in that order; and the names of what it built.
-#include "training_graph.hpp"
+#include "training_step.hpp"
 
 #include <string>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 namespace {
 
@@ -15,9 +15,9 @@ std::vector<int64_t> nhwc(const hb::Dims& d) {
 
 }  // namespace
 
-TrainingGraph::TrainingGraph(const hb::Graph& graph, const Settings& settings)
-    : ir_(graph), settings_(settings), graph_(TF_NewGraph()) {
-    TF_Graph* g = graph_.get();
+TrainingStep::TrainingStep(const hb::Graph& graph, const Settings& settings)
+    : ir_(graph), settings_(settings), tf_graph_(TF_NewGraph()) {
+    TF_Graph* g = tf_graph_.get();
     for (int i = 0; i < graph.num_layers(); ++i) layer_index_[graph.layers[size_t(i)].name] = i;
     for (const hb::Tensor& t : graph.tensors) {
         const std::string& layer =
@@ -68,7 +68,7 @@ TrainingGraph::TrainingGraph(const hb::Graph& graph, const Settings& settings)
     build_optimizer();
 }
 
-int TrainingGraph::layer_of(const std::string& node_name) const {
+int TrainingStep::layer_of(const std::string& node_name) const {
     std::string_view rest = node_name;
     for (std::string_view prefix : {"gradients/", "update/"})
         if (rest.substr(0, prefix.size()) == prefix) rest.remove_prefix(prefix.size());
@@ -84,4 +84,4 @@ int TrainingGraph::layer_of(const std::string& node_name) const {
     return -1;
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -1,14 +1,14 @@
 // The forward pass in NHWC, layer by layer with the loss among them, and the batch norms' running
 // statistics.
-#include "training_graph.hpp"
+#include "training_step.hpp"
 
 #include <string>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 // Every layer in the graph's order, each mse_loss's term among them, then the total loss.
-void TrainingGraph::build_forward(TF_Output target) {
-    TF_Graph* g = graph_.get();
+void TrainingStep::build_forward(TF_Output target) {
+    TF_Graph* g = tf_graph_.get();
     const hb::Graph& graph = ir_;
     values_.assign(size_t(graph.num_values()), TF_Output{});
     inputs_.assign(size_t(graph.num_layers()), {});
@@ -26,8 +26,8 @@ void TrainingGraph::build_forward(TF_Output target) {
                                          .finish());
 }
 
-void TrainingGraph::build_layer(const hb::Layer& layer, int index, TF_Output target) {
-    TF_Graph* g = graph_.get();
+void TrainingStep::build_layer(const hb::Layer& layer, int index, TF_Output target) {
+    TF_Graph* g = tf_graph_.get();
     const std::string& n = layer.name;
     const TF_Output x = values_[size_t(layer.inputs[0])];
     TF_Output y{};
@@ -89,8 +89,8 @@ void TrainingGraph::build_layer(const hb::Layer& layer, int index, TF_Output tar
     values_[size_t(layer.output)] = y;
 }
 
-TF_Output TrainingGraph::mse_loss(const hb::Layer& layer, TF_Output y, TF_Output target) {
-    TF_Graph* g = graph_.get();
+TF_Output TrainingStep::mse_loss(const hb::Layer& layer, TF_Output y, TF_Output target) {
+    TF_Graph* g = tf_graph_.get();
     const std::string& n = layer.name;
     TF_Output diff = binary("Sub", n + "/sub", y, target, n);
     TF_Output sq = unary("Square", n + "/square", diff, n);
@@ -107,8 +107,8 @@ TF_Output TrainingGraph::mse_loss(const hb::Layer& layer, TF_Output y, TF_Output
     return m;
 }
 
-TF_Output TrainingGraph::conv2d(const hb::Layer& layer, TF_Output x) {
-    TF_Graph* g = graph_.get();
+TF_Output TrainingStep::conv2d(const hb::Layer& layer, TF_Output x) {
+    TF_Graph* g = tf_graph_.get();
     const std::string& n = layer.name;
     // A TensorFlow user writes SAME where it pads as the layer does (stride 1, k = 2p + 1), VALID
     // for no padding, and tf.pad + VALID otherwise: SAME at stride 2 pads the bottom and right
@@ -143,8 +143,8 @@ TF_Output TrainingGraph::conv2d(const hb::Layer& layer, TF_Output x) {
     return y;
 }
 
-TF_Output TrainingGraph::batchnorm(const hb::Layer& layer, TF_Output x) {
-    TF_Graph* g = graph_.get();
+TF_Output TrainingStep::batchnorm(const hb::Layer& layer, TF_Output x) {
+    TF_Graph* g = tf_graph_.get();
     const std::string& n = layer.name;
     const hb::Dims& d = ir_.values[size_t(layer.inputs[0])];
     const float count = float(d.n * d.h * d.w);
@@ -229,8 +229,8 @@ TF_Output TrainingGraph::batchnorm(const hb::Layer& layer, TF_Output x) {
     return y;
 }
 
-void TrainingGraph::running_update(const hb::Layer& layer, int tensor, TF_Output batch_stat,
-                                   float correction) {
+void TrainingStep::running_update(const hb::Layer& layer, int tensor, TF_Output batch_stat,
+                                  float correction) {
     if (tensor < 0) return;
     const hb::Tensor& t = ir_.tensors[size_t(tensor)];
     const std::string name =
@@ -243,11 +243,11 @@ void TrainingGraph::running_update(const hb::Layer& layer, int tensor, TF_Output
                                   constant(name + "/decay", 1 - layer.momentum), n);
     const TF_Output added =
         binary("Mul", name + "/added", batch_stat, constant(name + "/momentum", layer.momentum), n);
-    step_targets.push_back(Op(graph_.get(), "AssignVariableOp", name, n)
+    step_targets.push_back(Op(tf_graph_.get(), "AssignVariableOp", name, n)
                                .input(state[size_t(tensor)].handle)
                                .input(binary("AddV2", name + "/sum", kept, added, n))
                                .type("dtype", TF_FLOAT)
                                .finish());
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

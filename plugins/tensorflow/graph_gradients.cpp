@@ -1,16 +1,16 @@
-#include "training_graph.hpp"
+#include "training_step.hpp"
 
 #include <string>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 // TensorFlow's autodiff (TF_AddGradients: its registered gradient of every op), asked layer by
 // layer from the loss back, each layer's under "gradients/<layer>/autodiff/", so that profiles and
 // errors name the layer; a value that several layers read gets the AddN of their gradients, as
 // TensorFlow's own builder sums them. One call for the whole loss builds the same ops but names
 // them "gradients/<op type>_<n>", which no profile could attribute to a layer.
-void TrainingGraph::build_gradients() {
-    TF_Graph* g = graph_.get();
+void TrainingStep::build_gradients() {
+    TF_Graph* g = tf_graph_.get();
     std::vector<std::vector<TF_Output>> partial(values_.size());
     std::vector<std::vector<TF_Output>> tensor_partial(ir_.tensors.size());
     const TF_Output seed = constant("gradients/loss/ones", 1.f);
@@ -68,4 +68,4 @@ void TrainingGraph::build_gradients() {
     }
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -1,21 +1,21 @@
 // RMSProp, each variant as a TensorFlow user builds it: TensorFlow's with ResourceApplyRMSProp,
 // Torch's in TensorFlow ops.
-#include "training_graph.hpp"
+#include "training_step.hpp"
 
 #include <string>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 // Each trainable tensor's RMSProp slots and update, after the gradients.
-void TrainingGraph::build_optimizer() {
+void TrainingStep::build_optimizer() {
     square_average.resize(ir_.tensors.size());
     momentum.resize(ir_.tensors.size());
     for (size_t i = 0; i < ir_.tensors.size(); ++i)
         if (ir_.tensors[i].trainable) build_update(int(i));
 }
 
-void TrainingGraph::build_update(int tensor) {
-    TF_Graph* g = graph_.get();
+void TrainingStep::build_update(int tensor) {
+    TF_Graph* g = tf_graph_.get();
     const hb::Tensor& t = ir_.tensors[size_t(tensor)];
     const hb_optimizer& o = settings_.optimizer;
     const std::string& layer = ir_.layers[size_t(t.layer)].name;
@@ -110,4 +110,4 @@ void TrainingGraph::build_update(int tensor) {
                                .finish());
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 namespace {
 
 const std::string& environment_at_load() {
@@ -45,4 +45,4 @@ std::string onednn_default_text(const OnednnDefault& d) {
                 : "off: the CPU has none of " + joined(kOnednnFeatures);
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

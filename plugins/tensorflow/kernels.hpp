@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 // TF_ENABLE_ONEDNN_OPTS as it was when the library loaded, "" when unset.
 std::string onednn_environment();
@@ -22,4 +22,4 @@ OnednnDefault onednn_default();
 // The manifest's words: the default and why ("on: the CPU has avx512_vnni, avx512_bf16").
 std::string onednn_default_text(const OnednnDefault& d);
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

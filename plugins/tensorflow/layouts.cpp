@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 namespace {
 
 // Calls f(canonical index, TensorFlow index) for every element of a convolution weight (OIHW,
@@ -56,4 +56,4 @@ void nhwc_to_nchw(const hb::Dims& d, const float* from, float* to) {
     for_each_activation(d, [&](int64_t nchw, int64_t nhwc) { to[nchw] = from[nhwc]; });
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

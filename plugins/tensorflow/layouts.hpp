@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 // A tensor's shape in TensorFlow's layout: convolution weights OIHW -> HWIO, others as they are.
 std::vector<int64_t> tensorflow_shape(const hb::Tensor& t);
@@ -17,4 +17,4 @@ void hwio_to_oihw(const hb::Tensor& t, const float* from, float* to);
 void nchw_to_nhwc(const hb::Dims& d, const float* from, float* to);
 void nhwc_to_nchw(const hb::Dims& d, const float* from, float* to);
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -2,7 +2,7 @@
 
 #include "hb/session_desc.hpp"
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
@@ -50,4 +50,4 @@ Settings parse_settings(const hb_session_desc& desc) {
     return s;
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

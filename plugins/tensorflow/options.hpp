@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 struct Settings {
     int threads{};           // intra-op
@@ -32,4 +32,4 @@ const std::vector<hb::OptionSpec>& option_specs();
 // this backend refuses (layout: nchw).
 Settings parse_settings(const hb_session_desc& desc);
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -1,8 +1,6 @@
 #include "session.hpp"
 
 #include "hb/host_state.hpp"
-#include "hb/json.hpp"
-#include "hb/manifest.hpp"
 #include "kernels.hpp"
 #include "timeline.hpp"
 #include "wire.hpp"
@@ -13,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 namespace {
 
 int64_t epoch_ns() {
@@ -45,21 +43,20 @@ std::vector<int64_t> with_count(std::vector<int64_t> shape, int64_t count) {
 
 }  // namespace
 
-TensorflowSession::TensorflowSession(const hb_session_desc& desc)
+Session::Session(const hb_session_desc& desc)
     : ir_(hb::import_graph(*desc.graph, {"tensorflow", false})),
       settings_(parse_settings(desc)),
-      graph_(ir_, settings_) {
-    session_ = std::make_unique<SessionHandle>(graph_.get(), session_options(settings_).get());
-    run("the optimizer state's initial values", {}, {}, {}, graph_.reset_optimizer);
+      step_(ir_, settings_) {
+    session_ = std::make_unique<SessionHandle>(step_.get(), session_options(settings_).get());
+    run("the optimizer state's initial values", {}, {}, {}, step_.reset_optimizer);
     run_options_ = wire::traced_run_options();
 }
 
-std::vector<TensorPtr> TensorflowSession::run(const std::string& what,
-                                              const std::vector<TF_Output>& feeds,
-                                              const std::vector<TF_Tensor*>& feed_values,
-                                              const std::vector<TF_Output>& fetches,
-                                              const std::vector<TF_Operation*>& targets,
-                                              std::string* metadata) {
+std::vector<TensorPtr> Session::run(const std::string& what, const std::vector<TF_Output>& feeds,
+                                    const std::vector<TF_Tensor*>& feed_values,
+                                    const std::vector<TF_Output>& fetches,
+                                    const std::vector<TF_Operation*>& targets,
+                                    std::string* metadata) {
     std::vector<TF_Tensor*> outputs(fetches.size(), nullptr);
     BufferPtr options, meta;
     if (metadata) {
@@ -78,17 +75,17 @@ std::vector<TensorPtr> TensorflowSession::run(const std::string& what,
     return owned;
 }
 
-void TensorflowSession::assign(const Variable& v, TF_Tensor* value, const std::string& what) {
+void Session::assign(const Variable& v, TF_Tensor* value, const std::string& what) {
     run(what, {v.value}, {value}, {}, {v.assign});
 }
 
-void TensorflowSession::load_state(const float* const* tensors) {
+void Session::load_state(const float* const* tensors) {
     std::vector<TF_Output> feeds;
     std::vector<TensorPtr> values;
     std::vector<TF_Operation*> targets;
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
         const hb::Tensor& t = ir_.tensors[i];
-        const Variable& v = graph_.state[i];
+        const Variable& v = step_.state[i];
         TensorPtr value = float_tensor(v.shape, nullptr);
         oihw_to_hwio(t, tensors[i], static_cast<float*>(TF_TensorData(value.get())));
         feeds.push_back(v.value);
@@ -102,11 +99,11 @@ void TensorflowSession::load_state(const float* const* tensors) {
     inspect();
 }
 
-void TensorflowSession::load_optimizer_state(const float* const* square_averages) {
+void Session::load_optimizer_state(const float* const* square_averages) {
     const std::vector<int> slots = hb::trainable_slots(ir_);
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
         if (slots[i] < 0) continue;
-        const Variable& v = graph_.square_average[i];
+        const Variable& v = step_.square_average[i];
         TensorPtr value = float_tensor(v.shape, nullptr);
         oihw_to_hwio(ir_.tensors[i], square_averages[slots[i]],
                      static_cast<float*>(TF_TensorData(value.get())));
@@ -114,8 +111,7 @@ void TensorflowSession::load_optimizer_state(const float* const* square_averages
     }
 }
 
-void TensorflowSession::set_batches(int32_t count, const float* const* inputs,
-                                    const float* const* targets) {
+void Session::set_batches(int32_t count, const float* const* inputs, const float* const* targets) {
     const hb::Dims in = ir_.values[size_t(ir_.input)], target = ir_.target;
     auto to_nhwc = [](const hb::Dims& d, const float* from) {
         std::vector<float> v(size_t(d.elements()));
@@ -138,8 +134,8 @@ void TensorflowSession::set_batches(int32_t count, const float* const* inputs,
             for (const auto& b : batches) to = std::copy(b.begin(), b.end(), to);
             assign(v, all.get(), what);
         };
-        upload(graph_.inputs, host_inputs_, "set_batches (inputs)");
-        upload(graph_.targets, host_targets_, "set_batches (targets)");
+        upload(step_.inputs, host_inputs_, "set_batches (inputs)");
+        upload(step_.targets, host_targets_, "set_batches (targets)");
         host_inputs_.clear();
         host_targets_.clear();
     } else if (settings_.feed_float64) {
@@ -156,7 +152,7 @@ void TensorflowSession::set_batches(int32_t count, const float* const* inputs,
     inspect();
 }
 
-TensorflowSession::Feeds TensorflowSession::batch_feeds(int32_t batch) {
+Session::Feeds Session::batch_feeds(int32_t batch) {
     Feeds f;
     if (settings_.placement == HB_PLACEMENT_HOST) {
         // The C-API form of feed_dict: the batch copied from host memory into new tensors.
@@ -176,27 +172,27 @@ TensorflowSession::Feeds TensorflowSession::batch_feeds(int32_t batch) {
             f.values.push_back(
                 float_tensor({target.n, target.h, target.w, target.c}, host_targets_[b].data()));
         }
-        f.feeds = {graph_.input_feed, graph_.target_feed};
+        f.feeds = {step_.input_feed, step_.target_feed};
     } else {
         f.values.push_back(int32_tensor({}, {batch}));
-        f.feeds = {graph_.batch_index};
+        f.feeds = {step_.batch_index};
     }
     for (auto& v : f.values) f.raw.push_back(v.get());
     return f;
 }
 
-hb::StepResult TensorflowSession::step(int32_t batch) {
-    std::vector<TF_Output> fetches{graph_.loss};
+hb::StepResult Session::step(int32_t batch) {
+    std::vector<TF_Output> fetches{step_.loss};
     if (settings_.read_back)
-        for (const TF_Output& g : graph_.gradients)
+        for (const TF_Output& g : step_.gradients)
             if (g.oper) fetches.push_back(g);
-    if (settings_.input_gradient) fetches.push_back(graph_.input_gradient);
+    if (settings_.input_gradient) fetches.push_back(step_.input_gradient);
     events_.begin_step();
     const int64_t start_ns = events_.enabled() ? epoch_ns() : 0;
     const Feeds f = batch_feeds(batch);
     std::string metadata;
-    std::vector<TensorPtr> out = run("training step", f.feeds, f.raw, fetches,
-                                     graph_.step_targets, events_.enabled() ? &metadata : nullptr);
+    std::vector<TensorPtr> out = run("training step", f.feeds, f.raw, fetches, step_.step_targets,
+                                     events_.enabled() ? &metadata : nullptr);
     if (events_.enabled()) record_events(metadata, start_ns);
     hb::StepResult result;
     result.loss = *static_cast<const float*>(TF_TensorData(out[0].get()));
@@ -211,16 +207,16 @@ hb::StepResult TensorflowSession::step(int32_t batch) {
     return result;
 }
 
-void TensorflowSession::read_state(float* const* tensors) {
+void Session::read_state(float* const* tensors) {
     std::vector<TF_Output> fetches;
-    for (const Variable& v : graph_.state) fetches.push_back(v.read);
+    for (const Variable& v : step_.state) fetches.push_back(v.read);
     std::vector<TensorPtr> values = run("read_state", {}, {}, fetches, {});
     for (size_t i = 0; i < ir_.tensors.size(); ++i)
         hwio_to_oihw(ir_.tensors[i], static_cast<const float*>(TF_TensorData(values[i].get())),
                      tensors[i]);
 }
 
-void TensorflowSession::read_gradients(float* const* gradients) {
+void Session::read_gradients(float* const* gradients) {
     if (!settings_.read_back)
         throw hb::Error(
             "read_gradients: this session fetches no gradients: its description said the harness "
@@ -236,17 +232,17 @@ void TensorflowSession::read_gradients(float* const* gradients) {
     }
 }
 
-void TensorflowSession::read_input_gradient(float* gradient) {
+void Session::read_input_gradient(float* gradient) {
     nhwc_to_nchw(ir_.values[size_t(ir_.input)],
                  static_cast<const float*>(TF_TensorData(last_input_gradient_.get())), gradient);
 }
 
-void TensorflowSession::inspect() {
+void Session::inspect() {
     if (inspected_ || !state_loaded_ || !batches_set_) return;
     inspected_ = true;
     const Feeds f = batch_feeds(0);
     std::string metadata;
-    run("a traced forward pass at set-up", f.feeds, f.raw, {graph_.loss}, {}, &metadata);
+    run("a traced forward pass at set-up", f.feeds, f.raw, {step_.loss}, {}, &metadata);
     for (const wire::NodeStats& n : wire::read_step_stats(metadata)) {
         const std::string type = wire::op_type_of_label(n.timeline_label);
         if (type.empty()) continue;
@@ -273,18 +269,18 @@ void TensorflowSession::inspect() {
             HB_UNSUPPORTED);
 }
 
-void TensorflowSession::set_profiling(bool enabled) {
+void Session::set_profiling(bool enabled) {
     events_.set_enabled(enabled);
 }
 
-const std::vector<hb_event>& TensorflowSession::events() {
+const std::vector<hb_event>& Session::events() {
     return events_.events();
 }
 
-void TensorflowSession::record_events(const std::string& metadata, int64_t step_start_ns) {
+void Session::record_events(const std::string& metadata, int64_t step_start_ns) {
     for (const wire::NodeStats& n : wire::read_step_stats(metadata)) {
         const NodeEvent e = classify(n.node_name, wire::op_type_of_label(n.timeline_label),
-                                     graph_.layer_of(n.node_name));
+                                     step_.layer_of(n.node_name));
         if (e.skip) continue;
         events_.add(e.name, e.layer, e.phase, double(n.start_ns - step_start_ns) * 1e-6,
                     double(n.end_ns - step_start_ns) * 1e-6,
@@ -292,48 +288,4 @@ void TensorflowSession::record_events(const std::string& metadata, int64_t step_
     }
 }
 
-std::string TensorflowSession::manifest_json() {
-    // The graph's nodes by part (forward, backward, update) and type, as built.
-    std::map<std::string, std::map<std::string, int>> parts;
-    size_t pos = 0;
-    while (TF_Operation* op = TF_GraphNextOperation(graph_.get(), &pos)) {
-        const std::string name = TF_OperationName(op);
-        parts[part_of(name)][TF_OperationOpType(op)]++;
-    }
-    hb::JsonObject ops;
-    for (const auto& [part, types] : parts) {
-        hb::JsonObject counts;
-        for (const auto& [type, n] : types) counts.add(type, n);
-        ops.add(part, counts.str());
-    }
-    hb::JsonObject executed;
-    for (const auto& [type, n] : executed_types_) executed.add(type, n);
-    hb::JsonObject m = hb::manifest(hb::Math::fp32, settings_.threads);
-    m.add("inter_op_threads", settings_.inter_op_threads)
-        .add_string("tensorflow", TF_Version())
-        .add_string("layout", "nhwc")
-        .add_string("placement", settings_.placement == HB_PLACEMENT_HOST ? "host" : "device")
-        .add_string("feed", settings_.placement == HB_PLACEMENT_DEVICE ? "none (a batch index)"
-                            : settings_.feed_float64 ? "float64 converted to float32 each step"
-                                                     : "float32")
-        .add_string("batchnorm", settings_.fused_batchnorm
-                                     ? "fused (FusedBatchNormV3)"
-                                     : "unfused (tf.nn.moments + tf.nn.batch_normalization)")
-        .add_string("optimizer", settings_.optimizer.variant == HB_RMSPROP_TENSORFLOW
-                                     ? "ResourceApplyRMSProp"
-                                     : "Torch's RMSProp in TensorFlow ops")
-        .add_string("gradients", "TF_AddGradients")
-        .add_string("kernels",
-                    onednn_kernels_ > 0 ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)")
-        .add_string("onednn_environment", onednn_environment())
-        .add_string("onednn_default", onednn_default_text(onednn_default()))
-        .add("onednn_kernels_in_forward", onednn_kernels_)
-        .add_bool("xla", settings_.xla)
-        .add("xla_clusters", xla_clusters_)
-        .add("graph_ops", ops.str())
-        .add("forward_pass_executed", executed.str())
-        .add_bool("gradients_fetched_each_step", settings_.read_back);
-    return m.str();
-}
-
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -7,18 +7,18 @@
 #include "hb/profile.hpp"
 #include "options.hpp"
 #include "tf.hpp"
-#include "training_graph.hpp"
+#include "training_step.hpp"
 
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
-class TensorflowSession : public hb::Session {
+class Session : public hb::Session {
 public:
-    explicit TensorflowSession(const hb_session_desc& desc);
+    explicit Session(const hb_session_desc& desc);
 
     void load_state(const float* const* tensors) override;
     void load_optimizer_state(const float* const* square_averages) override;
@@ -56,7 +56,7 @@ private:
 
     hb::Graph ir_;
     Settings settings_;
-    TrainingGraph graph_;
+    TrainingStep step_;
     std::unique_ptr<SessionHandle> session_;
     bool state_loaded_ = false, batches_set_ = false, inspected_ = false;
     std::vector<std::vector<float>> host_inputs_, host_targets_;  // host placement, NHWC
@@ -70,4 +70,4 @@ private:
     int onednn_kernels_ = 0, xla_clusters_ = 0;
 };
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 void Status::check(const std::string& what) {
     if (TF_GetCode(status_.get()) != TF_OK)
@@ -109,4 +109,4 @@ TF_Operation* Op::finish() {
     return op;
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

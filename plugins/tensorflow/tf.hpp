@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 
 template <class T, void (*Delete)(T*)>
 struct Deleter {
@@ -80,4 +80,4 @@ private:
     std::string what_;
 };
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

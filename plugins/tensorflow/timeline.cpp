@@ -1,6 +1,6 @@
 #include "timeline.hpp"
 
-namespace tensorflow_plugin {
+namespace hb_tensorflow {
 namespace {
 
 bool starts_with(const std::string& s, const char* prefix) {
@@ -56,4 +56,4 @@ NodeEvent classify(const std::string& node_name, const std::string& op_type, int
     return e;
 }
 
-}  // namespace tensorflow_plugin
+}  // namespace hb_tensorflow

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-namespace tensorflow_plugin::wire {
+namespace hb_tensorflow::wire {
 namespace {
 
 // ConfigProto (config.proto).
@@ -198,4 +198,4 @@ std::string op_type_of_label(std::string_view label) {
     return std::string(label.substr(from, paren == std::string_view::npos ? paren : paren - from));
 }
 
-}  // namespace tensorflow_plugin::wire
+}  // namespace hb_tensorflow::wire

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tensorflow_plugin::wire {
+namespace hb_tensorflow::wire {
 
 // Appends fields to a message.
 class Writer {
@@ -64,4 +64,4 @@ std::vector<NodeStats> read_step_stats(std::string_view run_metadata);
 // The op type a timeline label names ("conv/Conv2D = Conv2D(x, w)" gives "Conv2D"), or "".
 std::string op_type_of_label(std::string_view label);
 
-}  // namespace tensorflow_plugin::wire
+}  // namespace hb_tensorflow::wire

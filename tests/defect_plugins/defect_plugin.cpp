@@ -34,10 +34,10 @@
 
 namespace {
 
-using reference::BatchNormParams;
-using reference::BatchStatistics;
-using reference::ConvShape;
-using reference::Dims;
+using hb_reference::BatchNormParams;
+using hb_reference::BatchStatistics;
+using hb_reference::ConvShape;
+using hb_reference::Dims;
 
 constexpr const char* kFrozenTensor = "stack0.res.conv2.weight";
 
@@ -99,7 +99,7 @@ public:
         : graph_(hb::import_graph(*desc.graph, {"defect", true})),
           optimizer_(*desc.optimizer),
           pool_(1),
-          gemm_(pool_, reference::TileKernel::portable),
+          gemm_(pool_, hb_reference::TileKernel::portable),
           input_gradient_wanted_(hb::wants_input_gradient(desc)) {
         hb::check_session_desc(desc);
         hb::require_cpu(desc, "the defect backend");
@@ -223,8 +223,8 @@ private:
         float* y = values_[l.output].data();
         switch (l.kind) {
             case HB_LAYER_CONV2D:
-                reference::conv2d_forward(gemm_, conv_[index], x, tensor(l.weight), tensor(l.bias),
-                                          y, workspace_.data());
+                hb_reference::conv2d_forward(gemm_, conv_[index], x, tensor(l.weight),
+                                             tensor(l.bias), y, workspace_.data());
                 break;
             case HB_LAYER_BATCHNORM: {
                 BatchNormParams params{l.momentum, l.eps};
@@ -234,9 +234,9 @@ private:
 #if defined(DEFECT_biased_running_var)
                 const std::vector<float> before = tensors_[l.running_var];
 #endif
-                reference::batchnorm_forward(pool_, d, params, x, tensor(l.weight), tensor(l.bias),
-                                             y, tensor(l.running_mean), tensor(l.running_var),
-                                             statistics_[index]);
+                hb_reference::batchnorm_forward(pool_, d, params, x, tensor(l.weight),
+                                                tensor(l.bias), y, tensor(l.running_mean),
+                                                tensor(l.running_var), statistics_[index]);
 #if defined(DEFECT_biased_running_var)
                 // The update made again with the biased variance instead of the unbiased.
                 float* running_var = tensor(l.running_var);
@@ -250,23 +250,23 @@ private:
                 break;
             }
             case HB_LAYER_RELU:
-                reference::relu_forward(pool_, d.elements(), x, y);
+                hb_reference::relu_forward(pool_, d.elements(), x, y);
                 break;
             case HB_LAYER_MAXPOOL2D:
-                reference::maxpool2d_forward(pool_, d, x, y);
+                hb_reference::maxpool2d_forward(pool_, d, x, y);
                 break;
             case HB_LAYER_UPSAMPLE:
-                reference::upsample_forward(pool_, d, x, y);
+                hb_reference::upsample_forward(pool_, d, x, y);
                 break;
             case HB_LAYER_ADD: {
                 std::vector<const float*> inputs;
                 for (int v : l.inputs) inputs.push_back(value(v));
-                reference::add_forward(pool_, d.elements(), inputs, y);
+                hb_reference::add_forward(pool_, d.elements(), inputs, y);
                 break;
             }
             case HB_LAYER_MSE_LOSS:
                 losses_[index] =
-                    reference::mse_loss_forward(d.elements(), x, target_, l.loss_weight);
+                    hb_reference::mse_loss_forward(d.elements(), x, target_, l.loss_weight);
                 y[0] = static_cast<float>(losses_[index]);
                 break;
         }
@@ -303,13 +303,14 @@ private:
             const float* dy = value_gradients_[l.output].data();
             switch (l.kind) {
                 case HB_LAYER_CONV2D:
-                    reference::conv2d_backward(gemm_, conv_[index], x, tensor(l.weight), dy,
-                                               static_cast<float*>(nullptr), gradient(l.weight),
-                                               gradient(l.bias), workspace_.data());
+                    hb_reference::conv2d_backward(gemm_, conv_[index], x, tensor(l.weight), dy,
+                                                  static_cast<float*>(nullptr), gradient(l.weight),
+                                                  gradient(l.bias), workspace_.data());
                     if (needs_gradient(in))
-                        reference::conv2d_backward(gemm_, conv_[index], x, tensor(l.weight), dy,
-                                                   value_gradient(in), static_cast<float*>(nullptr),
-                                                   static_cast<float*>(nullptr), workspace_.data());
+                        hb_reference::conv2d_backward(
+                            gemm_, conv_[index], x, tensor(l.weight), dy, value_gradient(in),
+                            static_cast<float*>(nullptr), static_cast<float*>(nullptr),
+                            workspace_.data());
                     if (zero_bias_gradient_[index] && l.bias >= 0)
                         std::fill(gradients_[l.bias].begin(), gradients_[l.bias].end(), 0.0f);
                     break;
@@ -322,32 +323,32 @@ private:
 #else
                     const BatchStatistics& stats = statistics_[index];
 #endif
-                    reference::batchnorm_backward(pool_, d, x, tensor(l.weight), stats, dy,
-                                                  value_gradient(in), gradient(l.weight),
-                                                  gradient(l.bias));
+                    hb_reference::batchnorm_backward(pool_, d, x, tensor(l.weight), stats, dy,
+                                                     value_gradient(in), gradient(l.weight),
+                                                     gradient(l.bias));
                     break;
                 }
                 case HB_LAYER_RELU:
                     if (needs_gradient(in))
-                        reference::relu_backward(pool_, d.elements(), x, dy, value_gradient(in));
+                        hb_reference::relu_backward(pool_, d.elements(), x, dy, value_gradient(in));
                     break;
                 case HB_LAYER_MAXPOOL2D:
                     if (needs_gradient(in)) maxpool2d_backward(d, x, dy, value_gradient(in));
                     break;
                 case HB_LAYER_UPSAMPLE:
                     if (needs_gradient(in))
-                        reference::upsample_backward(pool_, d, dy, value_gradient(in));
+                        hb_reference::upsample_backward(pool_, d, dy, value_gradient(in));
                     break;
                 case HB_LAYER_ADD: {
                     std::vector<float*> dinputs;
                     for (int v : l.inputs) dinputs.push_back(value_gradient(v));
-                    reference::add_backward(pool_, d.elements(), dy, dinputs);
+                    hb_reference::add_backward(pool_, d.elements(), dy, dinputs);
                     break;
                 }
                 case HB_LAYER_MSE_LOSS:
                     if (needs_gradient(in))
-                        reference::mse_loss_backward(pool_, d.elements(), x, target_, l.loss_weight,
-                                                     value_gradient(in));
+                        hb_reference::mse_loss_backward(pool_, d.elements(), x, target_,
+                                                        l.loss_weight, value_gradient(in));
                     break;
             }
             value_gradients_[l.output] = {};
@@ -356,8 +357,8 @@ private:
 
     hb::Graph graph_;
     hb_optimizer optimizer_;
-    reference::ThreadPool pool_;
-    reference::Gemm<float> gemm_;
+    hb_reference::ThreadPool pool_;
+    hb_reference::Gemm<float> gemm_;
     std::vector<ConvShape> conv_;  // per layer; meaningful for convolutions
     std::vector<BatchStatistics> statistics_;
     std::vector<double> losses_;

@@ -1,0 +1,226 @@
+#include "output/comparison_stats.hpp"
+
+#include "data/generator.hpp"
+#include "output/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <utility>
+
+namespace harness::output {
+
+namespace {
+
+// Midranks of x and y pooled: the sum of x's ranks and, over each group of t equal values,
+// the sum of t^3 - t.
+struct Ranks {
+    double rank_sum_x = 0, tie_term = 0;
+};
+
+Ranks rank(const std::vector<double>& x, const std::vector<double>& y) {
+    std::vector<std::pair<double, bool>> pooled;  // value, whether from x
+    pooled.reserve(x.size() + y.size());
+    for (double v : x) pooled.emplace_back(v, true);
+    for (double v : y) pooled.emplace_back(v, false);
+    std::sort(pooled.begin(), pooled.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    Ranks r;
+    for (size_t i = 0; i < pooled.size();) {
+        size_t j = i + 1;
+        while (j < pooled.size() && pooled[j].first == pooled[i].first) ++j;
+        const double midrank = static_cast<double>(i + 1 + j) / 2;  // ranks i+1 .. j
+        const auto t = static_cast<double>(j - i);
+        r.tie_term += t * t * t - t;
+        for (size_t k = i; k < j; ++k)
+            if (pooled[k].second) r.rank_sum_x += midrank;
+        i = j;
+    }
+    return r;
+}
+
+// P(U >= u) for samples of m and n values without ties under the null hypothesis: the share of
+// the C(m+n, m) orderings of the pooled values in which u or more pairs (x, y) have x > y.
+// counts[j][k] is the number of orderings of i x's and j y's with k such pairs, for i = 0..m:
+// the largest value is an x (above all j y's: k - j pairs before it) or a y (none).
+double exact_upper_tail(double u, size_t m, size_t n) {
+    const size_t most = m * n;
+    std::vector<std::vector<double>> counts(n + 1, std::vector<double>(most + 1, 0));
+    for (auto& c : counts) c[0] = 1;  // i = 0
+    for (size_t i = 1; i <= m; ++i)
+        for (size_t j = 1; j <= n; ++j)
+            for (size_t k = most + 1; k-- > 0;)  // downwards: counts[j][k - j] is still i - 1's
+                counts[j][k] = (k >= j ? counts[j][k - j] : 0) + counts[j - 1][k];
+    double total = 0, tail = 0;
+    for (size_t k = 0; k <= most; ++k) {
+        total += counts[n][k];
+        if (static_cast<double>(k) >= u) tail += counts[n][k];
+    }
+    return tail / total;
+}
+
+// Draws for the bootstrap: std::mt19937_64, whose outputs the C++ standard fixes, seeded with
+// the data generator's stream key (docs/design.md §5) of (kBootstrapSeed, stream), and mapped to
+// indices by rejection and remainder (no std::uniform_int_distribution, whose mapping each
+// standard library chooses).
+class Draws {
+public:
+    explicit Draws(const std::string& stream)
+        : engine_(data::fnv1a64(stream) ^ data::splitmix64(kBootstrapSeed)) {}
+
+    // Uniform on 0 .. n-1 (n > 0): outputs below 2^64 mod n are drawn again, so that every index
+    // has as many outputs.
+    size_t index(size_t n) {
+        const auto count = static_cast<uint64_t>(n);
+        const uint64_t reject_below = (uint64_t{0} - count) % count;
+        uint64_t x = engine_();
+        while (x < reject_below) x = engine_();
+        return static_cast<size_t>(x % count);
+    }
+
+private:
+    std::mt19937_64 engine_;
+};
+
+// The median of non-empty xs as compute_stats gives it (type 7), reordering xs.
+double median_in_place(std::vector<double>& xs) {
+    const size_t mid = (xs.size() - 1) / 2;
+    std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(mid), xs.end());
+    const double lo = xs[mid];
+    if (xs.size() % 2 == 1) return lo;
+    const double hi =
+        *std::min_element(xs.begin() + static_cast<std::ptrdiff_t>(mid) + 1, xs.end());
+    return lo + 0.5 * (hi - lo);
+}
+
+double median(std::vector<double> xs) {
+    return median_in_place(xs);
+}
+
+// The median of a resample of `steps` (as many draws, with replacement).
+double resampled_median(const std::vector<double>& steps, Draws& draws,
+                        std::vector<double>& scratch) {
+    scratch.resize(steps.size());
+    for (double& s : scratch) s = steps[draws.index(steps.size())];
+    return median_in_place(scratch);
+}
+
+// The central kConfidenceLevel of the resamples (percentile bootstrap).
+Interval central_interval(std::vector<double> resamples) {
+    std::sort(resamples.begin(), resamples.end());
+    const double tail = (1 - kConfidenceLevel) / 2;
+    return {percentile(resamples, tail), percentile(resamples, 1 - tail)};
+}
+
+Interval exp_of(const Interval& log_interval) {
+    return {std::exp(log_interval.lo), std::exp(log_interval.hi)};
+}
+
+std::vector<double> positive_finite(const std::vector<double>& steps) {
+    std::vector<double> kept;
+    for (double s : steps)
+        if (s > 0 && std::isfinite(s)) kept.push_back(s);
+    return kept;
+}
+
+}  // namespace
+
+MannWhitney mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y,
+                           MannWhitneyMethod method) {
+    MannWhitney result;
+    if (x.empty() || y.empty()) return result;
+    const auto m = static_cast<double>(x.size()), n = static_cast<double>(y.size());
+    const Ranks r = rank(x, y);
+    result.u = r.rank_sum_x - m * (m + 1) / 2;
+    const double u = std::max(result.u, m * n - result.u);  // the larger tail, doubled below
+    result.exact = method == MannWhitneyMethod::exact ||
+                   (method == MannWhitneyMethod::automatic && r.tie_term == 0 &&
+                    x.size() <= kMannWhitneyExactLimit && y.size() <= kMannWhitneyExactLimit);
+    if (result.exact) {
+        result.p = std::min(1.0, 2 * exact_upper_tail(u, x.size(), y.size()));
+        return result;
+    }
+    const double total = m + n;
+    const double sd = std::sqrt(m * n / 12 * ((total + 1) - r.tie_term / (total * (total - 1))));
+    if (!(sd > 0)) {  // every value equal
+        result.p = 1;
+        return result;
+    }
+    const double z = (u - m * n / 2 - 0.5) / sd;              // continuity correction
+    result.p = std::min(1.0, std::erfc(z / std::sqrt(2.0)));  // 2 P(Z > z)
+    return result;
+}
+
+Comparison compare(const std::vector<Round>& rounds, const std::string& stream) {
+    std::vector<Round> kept;
+    for (const Round& r : rounds) {
+        Round k{positive_finite(r.ms), positive_finite(r.baseline_ms)};
+        if (!k.ms.empty() && !k.baseline_ms.empty()) kept.push_back(std::move(k));
+    }
+    Comparison c;
+    if (kept.empty()) return c;
+    c.rounds = static_cast<int>(kept.size());
+    const auto count = static_cast<double>(kept.size());
+
+    double log_sum = 0, difference_sum = 0;
+    std::vector<double> pooled, pooled_baseline;
+    bool enough_steps = true;
+    for (const Round& r : kept) {
+        const double run = median(r.ms), baseline = median(r.baseline_ms);
+        log_sum += std::log(run / baseline);
+        difference_sum += run - baseline;
+        pooled.insert(pooled.end(), r.ms.begin(), r.ms.end());
+        pooled_baseline.insert(pooled_baseline.end(), r.baseline_ms.begin(), r.baseline_ms.end());
+        enough_steps = enough_steps && r.ms.size() >= 2 && r.baseline_ms.size() >= 2;
+    }
+    c.ratio = std::exp(log_sum / count);
+    c.difference_ms = difference_sum / count;
+    c.p = mann_whitney_u(pooled, pooled_baseline).p;
+    if (!enough_steps) return c;
+
+    // Each resample: the rounds drawn with replacement (one round is kept as it is), then each
+    // drawn round's two runs resampled step by step.
+    Draws draws(stream);
+    std::vector<double> differences(kBootstrapResamples), scratch;
+    c.log_ratio_resamples.resize(kBootstrapResamples);
+    for (size_t b = 0; b < c.log_ratio_resamples.size(); ++b) {
+        log_sum = difference_sum = 0;
+        for (size_t k = 0; k < kept.size(); ++k) {
+            const Round& r = kept.size() == 1 ? kept[0] : kept[draws.index(kept.size())];
+            const double run = resampled_median(r.ms, draws, scratch);
+            const double baseline = resampled_median(r.baseline_ms, draws, scratch);
+            log_sum += std::log(run / baseline);
+            difference_sum += run - baseline;
+        }
+        c.log_ratio_resamples[b] = log_sum / count;
+        differences[b] = difference_sum / count;
+    }
+    c.ratio_interval = exp_of(central_interval(c.log_ratio_resamples));
+    c.difference_interval = central_interval(differences);
+    return c;
+}
+
+GeometricMean geometric_mean(const std::vector<const Comparison*>& comparisons) {
+    std::vector<const Comparison*> kept;
+    for (const Comparison* c : comparisons)
+        if (c->rounds > 0) kept.push_back(c);
+    GeometricMean g;
+    if (kept.empty()) return g;
+    g.comparisons = static_cast<int>(kept.size());
+    const auto count = static_cast<double>(kept.size());
+    double log_sum = 0;
+    bool resampled = true;
+    for (const Comparison* c : kept) {
+        log_sum += std::log(c->ratio);
+        resampled = resampled && c->log_ratio_resamples.size() == kBootstrapResamples;
+    }
+    g.ratio = std::exp(log_sum / count);
+    if (!resampled) return g;
+    std::vector<double> means(kBootstrapResamples, 0);
+    for (const Comparison* c : kept)
+        for (size_t b = 0; b < means.size(); ++b) means[b] += c->log_ratio_resamples[b] / count;
+    g.ratio_interval = exp_of(central_interval(std::move(means)));
+    return g;
+}
+
+}  // namespace harness::output

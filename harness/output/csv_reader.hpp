@@ -1,0 +1,25 @@
+// Reading a results CSV back (docs/results-schema.md), for `harness report`.
+#pragma once
+
+#include "output/csv_row.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness::output {
+
+// Parses a CSV written by `harness run` (RFC 4180 quoting): one CsvRow per row, keyed by the
+// header. Throws std::runtime_error naming the file and the line when it is unreadable or
+// malformed.
+std::vector<CsvRow> read_csv(const std::string& path);
+
+// The same, with the header's columns in their order and the line each row starts on (a quoted
+// field may hold line breaks, so a row's line is not its index plus 2).
+struct CsvTable {
+    std::vector<std::string> header;
+    std::vector<CsvRow> rows;
+    std::vector<size_t> lines;
+};
+CsvTable read_csv_table(const std::string& path);
+
+}  // namespace harness::output

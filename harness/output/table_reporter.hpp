@@ -1,0 +1,25 @@
+// The console table of `harness run`: one line per backend (status, median ms, spread, images/s,
+// GFLOP/s, first/last loss), a noise warning where IQR/median > 10%, and the reason for every
+// backend that did not run; under it, a ***WARNING*** line for each state of the machine that
+// spoils timings (docs/design.md §6).
+#pragma once
+
+#include "output/reporter.hpp"
+
+#include <ostream>
+
+namespace harness::output {
+
+class TableReporter final : public Reporter {
+public:
+    explicit TableReporter(std::ostream& out) : out_(out) {}
+    void report_context(const Provenance& provenance) override { provenance_ = provenance; }
+    // The columns are as wide as the widest run, so the table is written once, at the end.
+    void finalize(const std::vector<BackendRun>& runs) override;
+
+private:
+    std::ostream& out_;
+    Provenance provenance_;
+};
+
+}  // namespace harness::output

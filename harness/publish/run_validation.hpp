@@ -1,0 +1,24 @@
+// A run's CSV and JSON sidecar checked against the schema and each other before `harness publish`
+// lets them join the published results (docs/results-schema.md, "What a published row promises").
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace harness::publish {
+
+struct PublishProblem {
+    std::string message;     // names the file, the line and the column
+    bool unchecked = false;  // only that an ok row has no passing check (--allow-unchecked)
+};
+
+// Everything that keeps `csv_path` and its sidecar (the same path with .json) from being
+// published: none when both are as this schema version promises and agree.
+std::vector<PublishProblem> validate_run(const std::string& csv_path);
+
+// A results CSV of `harness run` whose header is this schema version's columns or an earlier
+// version's (columns are only added at the end), as opposed to the other CSVs a results folder
+// may hold (harness layers', a benchmark's).
+bool is_run_csv(const std::string& csv_path);
+
+}  // namespace harness::publish

@@ -1,0 +1,291 @@
+#include "report/charts.hpp"
+
+#include "output/run_json.hpp"
+#include "output/sidecar_path.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace harness::report {
+
+namespace {
+
+std::string label_of(const std::string& backend, const std::string& device,
+                     const std::string& math) {
+    return backend + " (" + device + (math.empty() ? "" : ", " + math) + ")";
+}
+
+// Labels that repeat (the same backend in several CSVs, as rounds) get " #2", " #3", ...
+void number_repeats(std::vector<std::string>& labels) {
+    std::map<std::string, int> total, seen;
+    for (const auto& l : labels) ++total[l];
+    for (auto& l : labels)
+        if (total[l] > 1) l += " #" + std::to_string(++seen[l]);
+}
+
+// A gnuplot string in double quotes: backslashes and quotes escaped.
+std::string quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c != '\n') out += c;
+    }
+    return out + "\"";
+}
+
+// A file name from a config name: letters, digits, '-', '_' and '.' kept, the rest '_'.
+std::string file_stem(const std::string& config) {
+    std::string s = config.empty() ? "results" : config;
+    for (char& c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+            c = '_';
+    return s;
+}
+
+bool wide_range(double low, double high) {
+    return low > 0 && high / low > 20;
+}
+
+// The ok rows that `keep` accepts, grouped by config, each with its label.
+struct LabelledRows {
+    std::vector<const output::CsvRow*> rows;
+    std::vector<std::string> labels;
+};
+template <class Keep>
+std::map<std::string, LabelledRows> ok_rows_by_config(const std::vector<output::CsvRow>& rows,
+                                                      Keep keep) {
+    std::map<std::string, LabelledRows> groups;
+    for (const auto& r : rows) {
+        if (output::text_of(r, "status") != "ok" || !keep(r)) continue;
+        LabelledRows& g = groups[output::text_of(r, "config_name")];
+        g.rows.push_back(&r);
+        g.labels.push_back(label_of(output::row_name(r), output::text_of(r, "device"),
+                                    output::text_of(r, "math_mode")));
+    }
+    for (auto& [config, g] : groups) number_repeats(g.labels);
+    return groups;
+}
+
+std::string header(const std::string& name, const std::string& title, int width, int height) {
+    return fmt::format(
+        "# Drawn by `harness report --charts`; redraw with: gnuplot {0}.gp\n"
+        "set terminal svg size {1},{2} dynamic noenhanced font \"sans,12\" background "
+        "rgb \"white\"\n"
+        "set output \"{0}.svg\"\n"
+        "set title {3}\n"
+        "set grid\n",
+        name, width, height, quoted(title));
+}
+
+}  // namespace
+
+std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
+    const std::string path = output::sidecar_path(csv_path);
+    std::ifstream in(path);
+    if (!in) return {};
+    std::vector<StepSamples> out;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(in);
+        const std::string config = j.at("provenance").value("config_name", "");
+        for (const auto& r : j.at("runs")) {
+            const output::BackendRun run = output::backend_run_from_json(r);
+            if (run.samples_ms.empty()) continue;
+            out.push_back({config, label_of(run.name(), run.device, run.math_mode), run.samples_ms,
+                           run.name()});
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path + ": not a results sidecar: " + e.what());
+    }
+    return out;
+}
+
+std::vector<Chart> step_time_charts(const std::vector<output::CsvRow>& rows) {
+    const auto groups = ok_rows_by_config(
+        rows, [](const output::CsvRow& r) { return output::number_of(r, "median_ms") > 0; });
+    std::vector<Chart> charts;
+    for (const auto& [config, group] : groups) {
+        const auto& [members, labels] = group;
+        Chart c;
+        c.name = file_stem(config) + "-step-time";
+        c.title = config + ": time per training step";
+        double low = 0, high = 0;
+        std::ostringstream data;
+        data << "# row\tlabel\tmedian_ms\tp10_ms\tp90_ms\tmin_ms\tmax_ms\n";
+        for (size_t i = 0; i < members.size(); ++i) {
+            const output::CsvRow& r = *members[i];
+            const double median = output::number_of(r, "median_ms");
+            low = i == 0 ? median : std::min(low, median);
+            high = std::max(high, median);
+            data << i << '\t' << quoted(labels[i]);
+            for (const char* column : {"median_ms", "p10_ms", "p90_ms", "min_ms", "max_ms"})
+                data << '\t' << fmt::format("{:.6g}", output::number_of(r, column));
+            data << '\n';
+        }
+        c.data = data.str();
+        const int n = static_cast<int>(members.size());
+        c.script =
+            header(c.name, c.title + " (median; bar: p10-p90; +: min and max)", 900, 120 + 32 * n) +
+            fmt::format(
+                "set xlabel \"ms per step{0}\"\n"
+                "{1}"
+                "set yrange [-0.6:{2}.6] reverse\n"
+                "set offsets graph 0.05, graph 0.05, 0, 0\n"
+                "set key off\n"
+                "plot \"{3}.dat\" using 3:1:4:5:ytic(2) with xerrorbars pt 7 ps 1.2 "
+                "lc rgb \"#1f77b4\", \\\n"
+                "     \"\" using 6:1 with points pt 1 lc rgb \"#555555\", \\\n"
+                "     \"\" using 7:1 with points pt 1 lc rgb \"#555555\"\n",
+                wide_range(low, high) ? " (logarithmic)" : "",
+                wide_range(low, high) ? "set logscale x\n" : "", n - 1, c.name);
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
+std::vector<Chart> phase_charts(const std::vector<output::CsvRow>& rows) {
+    const auto groups = ok_rows_by_config(rows, [](const output::CsvRow& r) {
+        return output::number_of(r, "forward_ms") + output::number_of(r, "backward_ms") +
+                   output::number_of(r, "optimizer_ms") >
+               0;
+    });
+    std::vector<Chart> charts;
+    for (const auto& [config, group] : groups) {
+        const auto& [members, labels] = group;
+        Chart c;
+        c.name = file_stem(config) + "-phases";
+        c.title = config + ": where a step goes";
+        std::ostringstream data;
+        data << "# row\tlabel\tforward_%\tbackward_%\toptimizer_%\tforward_ms\tbackward_ms\t"
+                "optimizer_ms\n";
+        for (size_t i = 0; i < members.size(); ++i) {
+            const output::CsvRow& r = *members[i];
+            const double f = output::number_of(r, "forward_ms"),
+                         b = output::number_of(r, "backward_ms"),
+                         o = output::number_of(r, "optimizer_ms"), total = f + b + o;
+            data << i << '\t'
+                 << quoted(labels[i] +
+                           fmt::format(": {:.4g} ms", output::number_of(r, "median_ms")))
+                 << fmt::format("\t{:.4g}\t{:.4g}\t{:.4g}\t{:.6g}\t{:.6g}\t{:.6g}\n",
+                                100 * f / total, 100 * b / total, 100 * o / total, f, b, o);
+        }
+        c.data = data.str();
+        const int n = static_cast<int>(members.size());
+        // Each phase is a box from the end of the phases before it; columns 3-5 are percentages.
+        const std::string bar = "($1-0.35):($1+0.35)";
+        c.script =
+            header(c.name,
+                   c.title + " (shares of the phase medians; the label gives the step's median)",
+                   900, 140 + 32 * n) +
+            fmt::format(
+                "set xlabel \"% of the step\"\n"
+                "set xrange [0:100]\n"
+                "set yrange [-0.6:{0}.6] reverse\n"
+                "set style fill solid 0.8 border -1\n"
+                "set key outside right top\n"
+                "plot \"{1}.dat\" using ($3/2):1:(0):3:{2}:ytic(2) with boxxyerror "
+                "lc rgb \"#1f77b4\" title \"forward\", \\\n"
+                "     \"\" using ($3+$4/2):1:3:($3+$4):{2} with boxxyerror lc rgb \"#ff7f0e\" "
+                "title \"backward\", \\\n"
+                "     \"\" using ($3+$4+$5/2):1:($3+$4):($3+$4+$5):{2} with boxxyerror "
+                "lc rgb \"#2ca02c\" title \"optimizer\"\n",
+                n - 1, c.name, bar);
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
+std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples) {
+    std::map<std::string, std::vector<const StepSamples*>> by_config;
+    for (const auto& s : samples) by_config[s.config].push_back(&s);
+    std::vector<Chart> charts;
+    for (const auto& [config, runs] : by_config) {
+        std::vector<std::string> labels;
+        for (const StepSamples* s : runs) labels.push_back(s->label);
+        number_repeats(labels);
+        Chart c;
+        c.name = file_stem(config) + "-samples";
+        c.title = config + ": every timed step";
+        double low = 0, high = 0;
+        bool first = true;
+        std::ostringstream data, plot;
+        for (size_t k = 0; k < runs.size(); ++k) {
+            data << "# " << labels[k] << "\n# step\tms\n";
+            for (size_t i = 0; i < runs[k]->ms.size(); ++i) {
+                const double ms = runs[k]->ms[i];
+                data << i + 1 << '\t' << fmt::format("{:.6g}", ms) << '\n';
+                if (!(ms > 0) || !std::isfinite(ms)) continue;
+                low = first ? ms : std::min(low, ms);
+                high = std::max(high, ms);
+                first = false;
+            }
+            data << "\n\n";  // one gnuplot data block per run
+            plot << (k ? ", \\\n     \"\"" : "plot \"" + c.name + ".dat\"") << " index " << k
+                 << " using 1:2 with linespoints pt 7 ps 0.5 title " << quoted(labels[k]);
+        }
+        c.data = data.str();
+        c.script = header(c.name, c.title, 900, 500) +
+                   fmt::format("set xlabel \"timed step\"\nset ylabel \"ms{}\"\n{}",
+                               wide_range(low, high) ? " (logarithmic)" : "",
+                               wide_range(low, high) ? "set logscale y\n" : "") +
+                   "set key outside right top\n" + plot.str() + "\n";
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
+std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs) {
+    std::map<std::string, std::vector<ProfiledRun>> by_config;
+    for (const ProfiledRun& r : merge_rounds(runs)) by_config[r.config].push_back(r);
+    std::vector<Chart> charts;
+    for (const auto& [config, group] : by_config) {
+        std::vector<std::string> kinds;
+        for (const std::string& kind : output::kOperationKinds)
+            if (std::any_of(group.begin(), group.end(), [&](const ProfiledRun& r) {
+                    return r.profile.kinds_ms.count(kind) != 0;
+                }))
+                kinds.push_back(kind);
+        Chart c;
+        c.name = file_stem(config) + "-attribution";
+        c.title = config + ": where the step goes, by operation kind";
+        std::ostringstream data;
+        data << "# ms per profiled step; a negative unaccounted rest (operations on several "
+                "tracks at once) is drawn as 0\nbackend";
+        for (const std::string& kind : kinds) data << '\t' << quoted(kind);
+        data << "\t\"unaccounted\"\n";
+        for (const ProfiledRun& r : group) {
+            data << quoted(r.backend);
+            for (const std::string& kind : kinds) {
+                auto it = r.profile.kinds_ms.find(kind);
+                data << '\t'
+                     << fmt::format("{:.6g}", it == r.profile.kinds_ms.end() ? 0.0 : it->second);
+            }
+            data << '\t' << fmt::format("{:.6g}", std::max(0.0, r.profile.unaccounted_ms()))
+                 << '\n';
+        }
+        c.data = data.str();
+        c.script = header(c.name, c.title + " (ms per step)", 900,
+                          420 + 20 * static_cast<int>(kinds.size())) +
+                   fmt::format(
+                       "set ylabel \"ms per step\"\n"
+                       "set style data histograms\n"
+                       "set style histogram rowstacked\n"
+                       "set style fill solid 0.8 border -1\n"
+                       "set boxwidth 0.6\n"
+                       "set key outside right top autotitle columnheader\n"
+                       "set xtics rotate by -20\n"
+                       "plot for [k=2:{}] \"{}.dat\" using k:xtic(1)\n",
+                       kinds.size() + 2, c.name);
+        charts.push_back(std::move(c));
+    }
+    return charts;
+}
+
+}  // namespace harness::report

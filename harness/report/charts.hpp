@@ -1,0 +1,44 @@
+// `harness report --charts`: gnuplot charts of result CSVs. Each chart is a data file and a
+// gnuplot script beside the SVG it draws, so a reader can redraw or restyle it from the numbers.
+#pragma once
+
+#include "report/attribution_report.hpp"
+#include "report/markdown_report.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness::report {
+
+struct Chart {
+    std::string name;    // file stem: <name>.dat, <name>.gp, <name>.svg
+    std::string title;   // also the Markdown image's alternative text
+    std::string data;    // the contents of <name>.dat
+    std::string script;  // the contents of <name>.gp, which reads <name>.dat and writes <name>.svg
+};
+
+// Every timed step of one backend run, from a run's JSON sidecar.
+struct StepSamples {
+    std::string config;
+    std::string label;  // backend, device, math mode
+    std::vector<double> ms;
+    std::string backend;
+};
+
+// The runs with samples in the JSON sidecar of a result CSV (the CSV's path with .json); none
+// when the sidecar is missing. Throws std::runtime_error naming the file when it is unreadable.
+std::vector<StepSamples> read_step_samples(const std::string& csv_path);
+
+// Per config: each ok row's median time per step with its p10-p90 range and its extremes (a
+// logarithmic axis when the rows differ by more than 20x).
+std::vector<Chart> step_time_charts(const std::vector<output::CsvRow>& rows);
+// Per config: where each ok row's step goes, as the shares of its forward, backward and optimizer
+// phase medians (rows whose backend reports no phases are left out).
+std::vector<Chart> phase_charts(const std::vector<output::CsvRow>& rows);
+// Per config: every timed step of every run in the order they ran, to show drift and outliers.
+std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples);
+// Per config with profiles: each backend's profiled step as a bar of stacked operation kinds and
+// the unaccounted rest, in milliseconds (rounds merged).
+std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs);
+
+}  // namespace harness::report
