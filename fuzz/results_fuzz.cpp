@@ -26,10 +26,12 @@ void expect_a_clear_error(const char* what, F&& read) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    using namespace harness::results;
+    using namespace harness::report;
     const std::string csv = harness::fuzz::write_input("r.csv", data, size);
     harness::fuzz::write_input("r.json", data, size);
-    expect_a_clear_error("read_csv", [&] { markdown_report(read_csv(csv), {"onednn", 100}); });
+    expect_a_clear_error("read_csv", [&] {
+        markdown_report(harness::output::read_csv(csv), {"onednn", 100});
+    });
     expect_a_clear_error("read_step_samples", [&] { read_step_samples(csv); });
     expect_a_clear_error("read_profiles", [&] {
         const auto profiles = read_profiles(csv);
