@@ -96,7 +96,7 @@ StepCapture reference_run(hb_rmsprop_variant variant,
 
 // The oracle's step and the rounding-noise ensemble at `bits`.
 StepCapture oracle_run(hb_rmsprop_variant variant) {
-    return reference_run(variant, {{"precision", "fp64"}});
+    return reference_run(variant, {{"math", "fp64"}});
 }
 std::vector<StepCapture> ensemble_runs(hb_rmsprop_variant variant, int bits) {
     std::vector<StepCapture> members;
@@ -157,10 +157,10 @@ INSTANTIATE_TEST_SUITE_P(
                       StepMode{"tensorflow", {}, HB_PLACEMENT_DEVICE, HB_RMSPROP_TENSORFLOW},
                       // cuDNN's legacy calls: the fallback where it declines the Ex batch norm.
                       StepMode{"legacy_calls",
-                               {{"convolutions", "legacy"}, {"batchnorm", "legacy"}}},
+                               {{"convolution_api", "legacy"}, {"batchnorm_api", "legacy"}}},
                       StepMode{"legacy_calls_nhwc",
-                               {{"convolutions", "legacy"},
-                                {"batchnorm", "legacy"},
+                               {{"convolution_api", "legacy"},
+                                {"batchnorm_api", "legacy"},
                                 {"layout", "nhwc"},
                                 {"fuse_batchnorm_relu", "true"}}},
                       StepMode{"tf32", {{"math", "tf32"}}}, StepMode{"bf16", {{"math", "bf16"}}},
@@ -300,8 +300,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudnnProfile,
                          ::testing::Values(StepMode{"fp32_nchw", {}},
                                            StepMode{"graphs", {{"cuda_graphs", "true"}}},
                                            StepMode{"legacy_calls_nhwc",
-                                                    {{"convolutions", "legacy"},
-                                                     {"batchnorm", "legacy"},
+                                                    {{"convolution_api", "legacy"},
+                                                     {"batchnorm_api", "legacy"},
                                                      {"layout", "nhwc"},
                                                      {"fuse_batchnorm_relu", "true"}}},
                                            StepMode{"bf16_nhwc_fused_graphs",
@@ -584,7 +584,7 @@ TEST_P(CudnnInputGradient, MatchesTheReference) {
     const auto& p = problem();
     set_problem_batches(session);
     const Tolerance tolerance = tolerance_for(s.math());
-    const StepCapture expected = reference_input_gradient({{"precision", "fp64"}});
+    const StepCapture expected = reference_input_gradient({{"math", "fp64"}});
     std::vector<StepCapture> ensemble;
     for (int m = 0; m < harness::check::kEnsembleSize; ++m)
         ensemble.push_back(reference_input_gradient(
@@ -621,11 +621,11 @@ INSTANTIATE_TEST_SUITE_P(
     Modes, CudnnInputGradient,
     ::testing::Values(StepMode{"fp32_nchw", {}},
                       StepMode{"legacy_calls_nhwc",
-                               {{"convolutions", "legacy"},
-                                {"batchnorm", "legacy"},
+                               {{"convolution_api", "legacy"},
+                                {"batchnorm_api", "legacy"},
                                 {"layout", "nhwc"},
                                 {"fuse_batchnorm_relu", "true"}}},
-                      StepMode{"legacy_calls", {{"convolutions", "legacy"}}},
+                      StepMode{"legacy_calls", {{"convolution_api", "legacy"}}},
                       StepMode{"graphs", {{"cuda_graphs", "true"}}},
                       StepMode{"host_nhwc_fused",
                                {{"layout", "nhwc"}, {"fuse_batchnorm_relu", "true"}},
