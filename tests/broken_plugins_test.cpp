@@ -22,16 +22,15 @@ namespace {
 using harness::plugin_host::PluginCallError;
 using harness::plugin_host::PluginLibrary;
 using harness::plugin_host::PluginLoadError;
+using harness::testing::fake_plugins_env;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
-
-const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
 
 TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
     TempDir dir;
     const std::string csv = dir / "fakes.csv";
     auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/fakes.yaml --output " + csv,
-                         kFakeEnv);
+                         fake_plugins_env());
     EXPECT_EQ(r.exit_code, 1) << r.output;  // some backends failed
 
     auto rows = harness::output::read_csv(csv);
@@ -74,7 +73,7 @@ TEST(HarnessRun, WhatPluginsWriteToStderrIsKeptInTheirRowsNotOnTheConsole) {
     TempDir dir;
     const std::string csv = dir / "log.csv";
     auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/fakes_log.yaml --output " + csv,
-                         kFakeEnv);
+                         fake_plugins_env());
     EXPECT_EQ(r.exit_code, 1) << r.output;  // `crashes` crashed
 
     std::ifstream in(dir / "log.json");
@@ -105,7 +104,7 @@ TEST(HarnessRun, AManifestWithoutItsMathModeFailsItsRowNamingTheKey) {
     const std::string csv = dir / "m.csv";
     auto r = run_harness(
         "run " + std::string(HB_TEST_DATA_DIR) + "/manifest_defects.yaml --output " + csv,
-        kFakeEnv);
+        fake_plugins_env());
     EXPECT_EQ(r.exit_code, 1) << r.output;
     std::map<std::string, std::map<std::string, std::string>> rows;
     for (auto& row : harness::output::read_csv(csv)) rows[row["backend"]] = row;
@@ -126,7 +125,7 @@ TEST(HarnessRun, AnInterruptedRunKeepsTheRowsItFinished) {
     TempDir dir;
     const std::string csv = dir / "interrupt.csv";
     auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/interrupt.yaml --output " + csv,
-                         kFakeEnv + " timeout --preserve-status -s INT 3");
+                         fake_plugins_env() + " timeout --preserve-status -s INT 3");
     EXPECT_EQ(r.exit_code, 130) << r.output;
     auto rows = harness::output::read_csv(csv);
     ASSERT_EQ(rows.size(), 2u) << r.output;
@@ -147,7 +146,7 @@ TEST(HarnessRun, ASecondInterruptStopsAWorkerAtOnce) {
     // The harness in the background, interrupted at 3 s and again at 4 s.
     auto r = run_harness(
         "run " + std::string(HB_TEST_DATA_DIR) + "/interrupt.yaml --output " + csv,
-        kFakeEnv +
+        fake_plugins_env() +
             " sh -c '\"$0\" \"$@\" & p=$!; sleep 3; kill -INT $p; sleep 1; kill -INT $p; "
             "wait $p'");
     const double seconds =
@@ -184,7 +183,7 @@ TEST(HarnessRun, AKilledHarnessLeavesNoWorker) {
     // the test waiting.
     auto r =
         run_harness("run " + config + " --output " + (dir / "orphan.csv"),
-                    kFakeEnv + " sh -c '\"$0\" \"$@\" > " + (dir / "out.txt") +
+                    fake_plugins_env() + " sh -c '\"$0\" \"$@\" > " + (dir / "out.txt") +
                         " 2>&1 & p=$!; sleep 3; kill -KILL $p; wait $p; s=$?; sleep 1; exit $s'");
     EXPECT_EQ(r.exit_code, 128 + 9) << r.output;
     const std::vector<std::string> left = processes_mentioning(config);
@@ -200,7 +199,7 @@ TEST(HarnessRun, AnInterruptKeepsTheCompletedStepsOfTheRunningBackend) {
     const std::string csv = dir / "slow.csv";
     auto r =
         run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/slow_interrupt.yaml --output " + csv,
-                    kFakeEnv + " timeout --preserve-status -s INT 3");
+                    fake_plugins_env() + " timeout --preserve-status -s INT 3");
     EXPECT_EQ(r.exit_code, 130) << r.output;
     auto rows = harness::output::read_csv(csv);
     ASSERT_EQ(rows.size(), 1u) << r.output;
@@ -232,7 +231,7 @@ TEST(HarnessRun, ADeviceThePluginHasButTheMachineLacksIsSkippedAnotherKindFails)
     TempDir dir;
     const std::string csv = dir / "devices.csv";
     auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/devices.yaml --output " + csv,
-                         kFakeEnv);
+                         fake_plugins_env());
     EXPECT_EQ(r.exit_code, 1) << r.output;
     auto rows = harness::output::read_csv(csv);
     ASSERT_EQ(rows.size(), 3u) << r.output;
@@ -247,8 +246,9 @@ TEST(HarnessRun, ADeviceThePluginHasButTheMachineLacksIsSkippedAnotherKindFails)
 TEST(HarnessRun, ARunInWhichNoBackendRanIsNotASuccess) {
     TempDir dir;
     const std::string csv = dir / "skipped.csv";
-    auto r = run_harness(
-        "run " + std::string(HB_TEST_DATA_DIR) + "/all_skipped.yaml --output " + csv, kFakeEnv);
+    auto r =
+        run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/all_skipped.yaml --output " + csv,
+                    fake_plugins_env());
     EXPECT_EQ(r.exit_code, 4) << r.output;
     EXPECT_NE(r.output.find("no backend ran: each of the 2 selected was skipped"),
               std::string::npos)

@@ -3,7 +3,8 @@
 # backend on a GPU (skipped visibly without).
 if(TARGET hb_cudnn)
   hb_add_test(cudnn_test
-    SOURCES cudnn_test.cpp cudnn_plan_execution_test.cpp
+    SOURCES cudnn_test.cpp cudnn_plan_test.cpp cudnn_descriptors_test.cpp cudnn_kernel_math_test.cpp
+      cudnn_plan_execution_test.cpp cudnn_small_hourglass.cpp
     LIBS hb_cudnn_descriptors hb_cudnn_plan hb_reference_kernels hb_model hb_data hb_check
       ${CMAKE_DL_LIBS})
   add_dependencies(cudnn_test hb_reference)
@@ -11,7 +12,8 @@ if(TARGET hb_cudnn)
   # buffers in device memory, and still needs no CUDA library where it runs.
   find_package(CUDAToolkit 12 REQUIRED)
   hb_add_test(cudnn_gpu_test
-    SOURCES cudnn_gpu_test.cpp
+    SOURCES cudnn_gpu_test.cpp cudnn_gpu_profile_test.cpp cudnn_gpu_split_step_test.cpp
+      cudnn_gpu_input_gradient_test.cpp cudnn_gpu_description_test.cpp cudnn_gpu_session.cpp
     LIBS hb_reference_kernels hb_model hb_data hb_check CUDA::cudart_static ${CMAKE_DL_LIBS})
   add_dependencies(cudnn_gpu_test hb_cudnn)
 else()
@@ -23,7 +25,7 @@ endif()
 # wherever the plan is, the plugin or not.
 if(TARGET hb_cudnn_plan)
   hb_add_test(cudnn_profile_test
-    SOURCES cudnn_profile_test.cpp
+    SOURCES cudnn_profile_test.cpp cudnn_operation_times_test.cpp cudnn_small_hourglass.cpp
     LIBS hb_cudnn_plan hb_model)
 endif()
 # Read off the sources, so it runs whether or not the plugin is built here.

@@ -25,6 +25,11 @@ inline std::string harness_binary() {
     return std::string(HB_BINARY_DIR) + "/harness";
 }
 
+// The environment that points `harness` at the fake and defect plugins (tests/fake_plugins).
+inline std::string fake_plugins_env() {
+    return std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
+}
+
 enum class Stderr { captured, discarded };
 
 // `environment` is prepended to the command line, e.g. "HARNESS_PLUGIN_PATH=/x ".

@@ -99,10 +99,10 @@ TEST_P(KnownBadBackends, AreMismatchesNamedByTheirOwnQuantity) {
     std::string backends = "defect_none";
     for (const Defect& d : c.defects) backends += ",defect_" + d.name;
 
-    const auto r = run_harness(
-        "check " + config + " --json --backends " + backends,
-        "cd " + dir.path().string() + " && HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR),
-        harness::testing::Stderr::discarded);
+    const auto r =
+        run_harness("check " + config + " --json --backends " + backends,
+                    "cd " + dir.path().string() + " && " + harness::testing::fake_plugins_env(),
+                    harness::testing::Stderr::discarded);
     const auto j = nlohmann::json::parse(r.output, nullptr, false);
     ASSERT_TRUE(j.is_object()) << r.output;
     ASSERT_EQ(j.at("baseline_problem"), "") << r.output;
@@ -182,12 +182,12 @@ TEST(LayerByLayer, ADefectFailsTheLayerKindItBreaksAndTheSummaryNamesIt) {
     std::ofstream(config) << with_defects(
         read_text(std::string(HB_SOURCE_DIR) + "/configs/check-tiny.yaml"),
         {{"bn_epsilon", {}, {}, ""}});
-    const auto r = run_harness(
-        "check " + config +
-            " --json --backends defect_none,defect_bn_epsilon --layers "
-            "'^(batchnorm\\+relu/c8/4x4|conv3x3/s1/c4-4/4x4|add2/c8/4x4|maxpool2d/c8)'",
-        "cd " + dir.path().string() + " && HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR),
-        harness::testing::Stderr::discarded);
+    const auto r =
+        run_harness("check " + config +
+                        " --json --backends defect_none,defect_bn_epsilon --layers "
+                        "'^(batchnorm\\+relu/c8/4x4|conv3x3/s1/c4-4/4x4|add2/c8/4x4|maxpool2d/c8)'",
+                    "cd " + dir.path().string() + " && " + harness::testing::fake_plugins_env(),
+                    harness::testing::Stderr::discarded);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     const auto j = nlohmann::json::parse(r.output, nullptr, false);
     ASSERT_TRUE(j.is_object()) << r.output;

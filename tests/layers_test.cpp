@@ -240,7 +240,7 @@ TEST(LayersBackends, ABrokenPluginIsReportedAndTheOthersAreTimed) {
             "/fakes.yaml --backends good,crashes,throws --filter '^conv' --repetitions 1 "
             "--iterations 2 --output " +
             (dir / "l.csv"),
-        "HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR));
+        harness::testing::fake_plugins_env());
     EXPECT_EQ(r.exit_code, 1) << r.output;
     std::map<std::string, std::string> status;
     for (const auto& row : read_rows(dir / "l.csv"))

@@ -1,7 +1,7 @@
 # The LibTorch backend's tests: they load hb_libtorch.so through its C ABI and never link Torch.
 if(TARGET hb_libtorch)
   hb_add_test(libtorch_test
-    SOURCES libtorch_test.cpp
+    SOURCES libtorch_test.cpp libtorch_profile_test.cpp libtorch_session.cpp
     LIBS hb_reference_kernels hb_model hb_data hb_check ${CMAKE_DL_LIBS})
   add_dependencies(libtorch_test hb_libtorch)
 else()

@@ -22,6 +22,7 @@ namespace {
 using harness::plugin_host::PluginCallError;
 using harness::plugin_host::PluginLibrary;
 using harness::plugin_host::PluginLoadError;
+using harness::testing::fake_plugins_env;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -37,8 +38,6 @@ std::string load_error(const std::string& name) {
     }
     return "";
 }
-
-const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
 
 TEST(Provenance, ReadsTheDriverVersionOfEitherKernelModule) {
     using harness::run::nvidia_driver_version;
@@ -97,14 +96,14 @@ TEST(PluginLibrary, LoadsAndRunsAPluginOfAnOlderMinorVersion) {
         << "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
            "run: {warmup: 1, iterations: 2}\n"
            "backends: [{plugin: fake_abi_2_3}]\n";
-    auto r =
-        run_harness("run " + (dir / "abi23.yaml") + " --output " + (dir / "abi23.csv"), kFakeEnv);
+    auto r = run_harness("run " + (dir / "abi23.yaml") + " --output " + (dir / "abi23.csv"),
+                         fake_plugins_env());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto rows = harness::output::read_csv(dir / "abi23.csv");
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0]["status"], "ok") << rows[0]["message"];
 
-    auto listed = run_harness("list", kFakeEnv);
+    auto listed = run_harness("list", fake_plugins_env());
     EXPECT_NE(listed.output.find("(ABI 2.3)"), std::string::npos) << listed.output;
 }
 
@@ -122,7 +121,7 @@ TEST(PluginLibrary, ReadsTheOptionsOfAnAbi24PluginWithoutDefaults) {
     EXPECT_EQ((*specs)[2].choices, (std::vector<std::string>{"nhwc", "nchw"}));
     for (const auto& s : *specs) EXPECT_EQ(s.default_value, "") << s.key;
 
-    auto listed = run_harness("list", kFakeEnv);
+    auto listed = run_harness("list", fake_plugins_env());
     EXPECT_NE(
         listed.output.find("options: threads (1..64), fused (true|false), layout (nhwc|nchw)\n"),
         std::string::npos)
@@ -132,8 +131,8 @@ TEST(PluginLibrary, ReadsTheOptionsOfAnAbi24PluginWithoutDefaults) {
     std::ofstream(dir / "abi24.yaml")
         << "model: {stacks: 1, features: 16, depth: 1, joints: 2, input_size: 32, batch: 1}\n"
            "backends:\n  - plugin: fake_abi_2_4\n    options: {layout: nchwc}\n";
-    auto r =
-        run_harness("run " + (dir / "abi24.yaml") + " --output " + (dir / "abi24.csv"), kFakeEnv);
+    auto r = run_harness("run " + (dir / "abi24.yaml") + " --output " + (dir / "abi24.csv"),
+                         fake_plugins_env());
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("expected one of nhwc, nchw, got 'nchwc'"), std::string::npos)
         << r.output;
@@ -247,7 +246,7 @@ TEST(PluginListing, DescribesBrokenLibrariesInsteadOfFailing) {
 }
 
 TEST(HarnessList, ListsEveryPluginWithTheReasonForThoseThatFail) {
-    auto r = run_harness("list", kFakeEnv);
+    auto r = run_harness("list", fake_plugins_env());
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("fake 0.0.1 (ABI " + abi() + ")"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("deliberately unavailable"), std::string::npos) << r.output;
@@ -258,7 +257,7 @@ TEST(HarnessList, ListsEveryPluginWithTheReasonForThoseThatFail) {
 }
 
 TEST(HarnessList, JsonOutputIsParseable) {
-    auto r = run_harness("list --json", kFakeEnv, harness::testing::Stderr::discarded);
+    auto r = run_harness("list --json", fake_plugins_env(), harness::testing::Stderr::discarded);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = nlohmann::json::parse(r.output);
     EXPECT_GE(j["plugins"].size(), 10u);

@@ -17,6 +17,7 @@ namespace {
 
 using harness::output::BackendRun;
 using harness::output::Status;
+using harness::testing::fake_plugins_env;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -107,8 +108,6 @@ TEST(LossAgreement, AMismatchedRunIsComparedToo) {
     EXPECT_EQ(agreement({run("a", 1.0), mismatched})["mismatched"], "ok");
 }
 
-const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
-
 std::map<std::string, harness::output::CsvRow> by_backend(const std::string& csv) {
     std::map<std::string, harness::output::CsvRow> rows;
     for (auto& row : harness::output::read_csv(csv)) rows[row["backend"]] = row;
@@ -117,7 +116,7 @@ std::map<std::string, harness::output::CsvRow> by_backend(const std::string& csv
 
 TEST(HarnessRunLossAgreement, ABackendWhoseFirstLossDisagreesIsFlaggedWithNoCheckRecorded) {
     TempDir dir;
-    const std::string env = kFakeEnv + " XDG_CACHE_HOME=" + (dir / "cache");
+    const std::string env = fake_plugins_env() + " XDG_CACHE_HOME=" + (dir / "cache");
     const std::string config = std::string(HB_TEST_DATA_DIR) + "/disagreeing.yaml";
     auto r = run_harness("run " + config + " --output " + (dir / "all.csv"), env);
     EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -151,7 +150,7 @@ TEST(HarnessRunLossAgreement, BackendsThatAgreeWithEachOtherButNotTheYardstickAr
     TempDir dir;
     auto r = run_harness("run " + std::string(HB_TEST_DATA_DIR) + "/against_reference.yaml" +
                              " --output " + (dir / "out.csv"),
-                         kFakeEnv + " XDG_CACHE_HOME=" + (dir / "cache"));
+                         fake_plugins_env() + " XDG_CACHE_HOME=" + (dir / "cache"));
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("harness run: good: first-step loss 1 against "), std::string::npos)
         << r.output;

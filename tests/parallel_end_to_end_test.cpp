@@ -88,7 +88,7 @@ TEST(ParallelRun, APluginWithoutSplitStepsIsSkippedWithTheReason) {
     text = text.substr(0, text.find("backends:")) + "backends:\n  - plugin: fake_good\n";
     std::ofstream(yaml) << text;
     auto r = run_harness("run " + yaml + " --output " + (dir / "out.csv"),
-                         "HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR));
+                         harness::testing::fake_plugins_env());
     EXPECT_NE(r.output.find("has no data-parallel steps (no HB_CAP_DATA_PARALLEL"),
               std::string::npos)
         << r.output;

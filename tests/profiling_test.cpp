@@ -17,11 +17,11 @@ namespace {
 using harness::model::Layer;
 using harness::model::LayerKind;
 using harness::run::operation_kind;
+using harness::testing::fake_plugins_env;
 using harness::testing::read_json;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
-const std::string kFakeEnv = std::string("HARNESS_PLUGIN_PATH=") + HB_FAKE_PLUGIN_DIR;
 const std::string kConfig = std::string(HB_TEST_DATA_DIR) + "/profiled.yaml";
 
 Layer layer(LayerKind kind) {
@@ -79,7 +79,7 @@ TEST(HarnessRunTrace, WritesAValidTracePerProfiledBackendAndTheProfilesToTheSide
     const std::string csv = dir / "p.csv", traces = dir / "traces";
     auto r = run_harness(
         "run " + kConfig + " --output " + csv + " --trace " + traces + " --profile-steps 3",
-        kFakeEnv);
+        fake_plugins_env());
     EXPECT_EQ(r.exit_code, 1) << r.output;  // `throws` failed
     EXPECT_NE(r.output.find("profile of good: 3 steps"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("profile of unprofiled: none: plugin fake_unprofiled cannot profile"),
@@ -131,7 +131,7 @@ TEST(HarnessRunTrace, ProfileStepsAloneAskForAProfile) {
     TempDir dir;
     auto r = run_harness(
         "run " + kConfig + " --backends good --output " + (dir / "p.csv") + " --profile-steps 2",
-        kFakeEnv);
+        fake_plugins_env());
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("profile of good: 2 steps"), std::string::npos) << r.output;
 }
@@ -140,8 +140,8 @@ TEST(HarnessRunTrace, AFolderThatCannotBeMadeIsRefusedBeforeAnythingRuns) {
     TempDir dir;
     std::ofstream(dir / "file") << "in the way\n";
     const std::string csv = dir / "p.csv";
-    auto r =
-        run_harness("run " + kConfig + " --output " + csv + " --trace " + (dir / "file"), kFakeEnv);
+    auto r = run_harness("run " + kConfig + " --output " + csv + " --trace " + (dir / "file"),
+                         fake_plugins_env());
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--trace"), std::string::npos) << r.output;
     EXPECT_FALSE(std::filesystem::exists(csv));

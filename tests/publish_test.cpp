@@ -1,7 +1,8 @@
-// `harness publish` from the outside: a real run of configs/tiny.yaml, checked first so that its
-// row is `pass`, published and indexed; the same files tampered with, refused with nothing
-// written. The config's entry is renamed so that `harness check` compares it with the reference
-// plugin as a baseline of its own (an entry that is the baseline is not checked).
+// `harness publish` from the outside: a real run of configs/tiny.yaml (made once, by PublishRuns),
+// checked first so that its row is `pass`, published and indexed; the same files tampered with,
+// refused with nothing written. The config's entry is renamed so that `harness check` compares it
+// with the reference plugin as a baseline of its own (an entry that is the baseline is not
+// checked).
 #include "publish/publish.hpp"
 #include "harness_process.hpp"
 #include "output/csv_line.hpp"
@@ -15,7 +16,6 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <memory>
 
 namespace {
 
@@ -39,37 +39,43 @@ size_t count(const std::string& text, const std::string& what) {
     return n;
 }
 
-// One checked run and one unchecked run of tiny.yaml, made once for every test.
+// Where PublishRuns leaves one checked run and one unchecked run of tiny.yaml for every test.
+fs::path runs_dir() {
+    return fs::path(HB_BINARY_DIR) / "tests/publish-runs";
+}
+
+// The runs, made once: CTest runs this first (the fixture publish_runs, tests/CMakeLists.txt).
+TEST(PublishRuns, AreMadeOnceForEveryPublishTest) {
+    const fs::path runs = runs_dir();
+    fs::remove_all(runs);
+    fs::create_directories(runs);
+    std::string tiny = read_text(shipped_config("tiny.yaml"));
+    const std::string entry = "  - plugin: reference\n";
+    ASSERT_NE(tiny.find(entry), std::string::npos);
+    tiny.replace(tiny.find(entry), entry.size(),
+                 "  - name: reference-2threads\n    plugin: reference\n");
+    const std::string yaml = runs / "tiny.yaml";
+    write_text(yaml, tiny);
+    const std::string checked_env = "XDG_CACHE_HOME=" + (runs / "cache").string();
+    const auto check = run_harness("check " + yaml, checked_env);
+    ASSERT_EQ(check.exit_code, 0) << check.output;
+    const auto run = run_harness(
+        "run " + yaml + " --output " + (runs / "checked/tiny.csv").string(), checked_env);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const auto unchecked =
+        run_harness("run " + yaml + " --output " + (runs / "unchecked/tiny.csv").string(),
+                    "XDG_CACHE_HOME=" + (runs / "empty-cache").string());
+    ASSERT_EQ(unchecked.exit_code, 0) << unchecked.output;
+}
+
 class Publish : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() {
-        runs_ = std::make_unique<TempDir>();
-        std::string tiny = read_text(shipped_config("tiny.yaml"));
-        const std::string entry = "  - plugin: reference\n";
-        ASSERT_NE(tiny.find(entry), std::string::npos);
-        tiny.replace(tiny.find(entry), entry.size(),
-                     "  - name: reference-2threads\n    plugin: reference\n");
-        const std::string yaml = *runs_ / "tiny.yaml";
-        write_text(yaml, tiny);
-        const std::string checked_env = "XDG_CACHE_HOME=" + (*runs_ / "cache");
-        const auto check = run_harness("check " + yaml, checked_env);
-        ASSERT_EQ(check.exit_code, 0) << check.output;
-        const auto run =
-            run_harness("run " + yaml + " --output " + (*runs_ / "checked/tiny.csv"), checked_env);
-        ASSERT_EQ(run.exit_code, 0) << run.output;
-        const auto unchecked =
-            run_harness("run " + yaml + " --output " + (*runs_ / "unchecked/tiny.csv"),
-                        "XDG_CACHE_HOME=" + (*runs_ / "empty-cache"));
-        ASSERT_EQ(unchecked.exit_code, 0) << unchecked.output;
-    }
-    static void TearDownTestSuite() { runs_.reset(); }
-
     // A copy of a run (`checked` or `unchecked`) in this test's folder as NAME.csv and NAME.json.
     std::string copy_run(const std::string& which, const std::string& name = "tiny") {
         fs::create_directories(dir_.path() / "in");
         const std::string csv = dir_ / ("in/" + name + ".csv");
-        fs::copy_file(*runs_ / (which + "/tiny.csv"), csv, fs::copy_options::overwrite_existing);
-        fs::copy_file(*runs_ / (which + "/tiny.json"), dir_ / ("in/" + name + ".json"),
+        fs::copy_file(runs_dir() / which / "tiny.csv", csv, fs::copy_options::overwrite_existing);
+        fs::copy_file(runs_dir() / which / "tiny.json", dir_ / ("in/" + name + ".json"),
                       fs::copy_options::overwrite_existing);
         return csv;
     }
@@ -110,11 +116,8 @@ protected:
         EXPECT_FALSE(fs::exists(dir_.path() / "results")) << r.output;
     }
 
-    static std::unique_ptr<TempDir> runs_;
     TempDir dir_;
 };
-
-std::unique_ptr<TempDir> Publish::runs_;
 
 const std::string kLine =
     "| [tiny/](tiny/summary.md) `tiny.csv` | tiny (backends: reference-2threads) |";
@@ -275,7 +278,7 @@ TEST_F(Publish, AnotherFileOfTheSameNameIsNotReplaced) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("tiny.csv exists and differs"), std::string::npos) << r.output;
     EXPECT_EQ(read_text(dir_.path() / "results/tiny/tiny.csv"),
-              read_text(runs_->path() / "checked/tiny.csv"));
+              read_text(runs_dir() / "checked/tiny.csv"));
     EXPECT_EQ(read_text(dir_.path() / "results/README.md"), index);
 }
 

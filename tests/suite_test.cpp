@@ -79,15 +79,12 @@ TEST(Suite, AConfigWhoseBackendsAreNotLastOrANameYamlMustEscapeIsRefused) {
     EXPECT_THROW(suite_config(good, "x.yaml", {"tutorial", "cuda 0"}), std::invalid_argument);
 }
 
-std::string fake_plugins() {
-    return "HARNESS_PLUGIN_PATH=" + std::string(HB_FAKE_PLUGIN_DIR);
-}
-
 // Batch norm's backward pass with eps doubled passes check-tiny and check.yaml (at half its
 // tolerance): the suite's check-bn-eps and its layer checks are what catch it.
 TEST(HarnessCheckSuite, AKnownBadPluginIsNotConformant) {
-    const auto bad = run_harness("check --suite defect_bn_backward_epsilon --quiet", fake_plugins(),
-                                 harness::testing::Stderr::discarded);
+    const auto bad =
+        run_harness("check --suite defect_bn_backward_epsilon --quiet",
+                    harness::testing::fake_plugins_env(), harness::testing::Stderr::discarded);
     EXPECT_EQ(bad.exit_code, 1) << bad.output;
     EXPECT_NE(bad.output.find("defect_bn_backward_epsilon on cpu: NOT CONFORMANT (check-bn-eps "
                               "MISMATCH"),
@@ -97,8 +94,9 @@ TEST(HarnessCheckSuite, AKnownBadPluginIsNotConformant) {
 }
 
 TEST(HarnessCheckSuite, TheSameExecutorWithoutTheDefectIsConformant) {
-    const auto good = run_harness("check --suite defect_none --quiet", fake_plugins(),
-                                  harness::testing::Stderr::discarded);
+    const auto good =
+        run_harness("check --suite defect_none --quiet", harness::testing::fake_plugins_env(),
+                    harness::testing::Stderr::discarded);
     EXPECT_EQ(good.exit_code, 0) << good.output;
     EXPECT_NE(good.output.find("defect_none on cpu: CONFORMANT (all 8 parts pass)"),
               std::string::npos)

@@ -156,35 +156,6 @@ bool plugin_built() {
     return std::filesystem::exists(std::string(HB_PLUGIN_DIR) + "/hb_tensorflow.so");
 }
 
-// Every tensorflow entry of every check config passes harness check.
-class TensorflowConformance : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(TensorflowConformance, EveryTensorflowEntryPasses) {
-    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
-    const std::string config = harness::testing::shipped_config(GetParam() + ".yaml");
-    std::ifstream in(config);
-    std::string line, backends;
-    while (std::getline(in, line))
-        if (line.rfind("  - name: tensorflow", 0) == 0)
-            backends += (backends.empty() ? "" : ",") + line.substr(10);
-    ASSERT_FALSE(backends.empty()) << config;
-    TempDir dir;
-    auto r = run_harness("check " + config + " --backends " + backends,
-                         "cd " + dir.path().string() + " &&");
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(r.output.find("MISMATCH"), std::string::npos) << r.output;
-}
-
-INSTANTIATE_TEST_SUITE_P(CheckConfigs, TensorflowConformance,
-                         ::testing::Values("check", "check-tiny", "check-momentum",
-                                           "check-tensorflow", "check-ties", "check-seed"),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                             std::string name = p.param;
-                             for (char& c : name)
-                                 if (c == '-') c = '_';
-                             return name;
-                         });
-
 // A profiled run: the trace is valid, and the executed nodes are counted under the IR's
 // operation kinds, convolutions split into forward, backward-data and backward-weights.
 TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
