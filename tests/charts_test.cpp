@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -80,6 +81,45 @@ TEST(PhaseCharts, SharesOfThePhasesOfRowsThatReportThem) {
     EXPECT_FALSE(contains(charts[0].data, "other"));
     EXPECT_TRUE(contains(charts[0].script, "title \"optimizer\""));
     EXPECT_TRUE(harness::report::phase_charts({untimed}).empty());
+}
+
+// Every kind its own colour, the legend under the plot, and each bar's timed median as a dot.
+TEST(AttributionCharts, EveryKindItsOwnColourAndEachBarItsTimedMedian) {
+    harness::report::ProfiledRun fast, slow;
+    fast.config = slow.config = "tiny";
+    fast.backend = "onednn";
+    slow.backend = "tensorflow";
+    fast.timed_median_ms = 9;
+    fast.profile.steps = slow.profile.steps = 3;
+    double ms = 1;
+    for (const std::string& kind : harness::output::kOperationKinds) {
+        fast.profile.kinds_ms[kind] = ms;
+        slow.profile.kinds_ms[kind] = 2 * ms;
+        ms += 0.5;
+    }
+    fast.profile.step_ms = fast.profile.operations_ms() + 1;
+    slow.profile.step_ms = slow.profile.operations_ms() + 4;
+    const auto charts = harness::report::attribution_charts({fast, slow});
+    ASSERT_EQ(charts.size(), 1u);
+    const harness::report::Chart& c = charts[0];
+    EXPECT_EQ(c.name, "tiny-attribution");
+    std::set<std::string> colours;
+    size_t segments = 0;
+    for (size_t at = c.script.find("lc rgb \"#"); at != std::string::npos;
+         at = c.script.find("lc rgb \"#", at + 1)) {
+        colours.insert(c.script.substr(at + 8, 7));
+        ++segments;
+    }
+    EXPECT_EQ(segments, harness::output::kOperationKinds.size() + 1) << c.script;  // + unaccounted
+    EXPECT_EQ(colours.size(), segments) << c.script;
+    EXPECT_TRUE(contains(c.script, "set key below")) << c.script;
+    EXPECT_TRUE(contains(c.script, "ms per traced step")) << c.script;
+    const size_t median_column = harness::output::kOperationKinds.size() + 3;
+    EXPECT_TRUE(contains(c.script, "using 0:" + std::to_string(median_column) + " with points"))
+        << c.script;
+    EXPECT_TRUE(contains(c.data, "\"onednn\"")) << c.data;
+    EXPECT_TRUE(contains(c.data, "\t9\n")) << c.data;    // onednn's timed median
+    EXPECT_TRUE(contains(c.data, "\tNaN\n")) << c.data;  // tensorflow has none: no dot
 }
 
 TEST(SampleCharts, OneDataBlockPerRun) {

@@ -74,6 +74,30 @@ std::map<std::string, LabelledRows> ok_rows_by_config(const std::vector<output::
     return groups;
 }
 
+// One colour per operation kind (output::kOperationKinds) and for the unaccounted rest, the same
+// in every chart and no two alike.
+const char* kind_colour(const std::string& kind) {
+    static const std::map<std::string, const char*> colours = {
+        {"convolution forward", "#1f77b4"},
+        {"convolution backward-data", "#9ecae1"},
+        {"convolution backward-weights", "#17becf"},
+        {"convolution backward (data and weights)", "#393b79"},
+        {"batch norm", "#ff7f0e"},
+        {"ReLU", "#2ca02c"},
+        {"pooling", "#98df8a"},
+        {"upsampling", "#bcbd22"},
+        {"sums", "#9467bd"},
+        {"loss", "#e377c2"},
+        {"optimizer", "#d62728"},
+        {"reorders and copies", "#8c564b"},
+        {"transfers", "#f0e442"},
+        {"other", "#7f7f7f"},
+        {"unaccounted", "#d9d9d9"},
+    };
+    const auto it = colours.find(kind);
+    return it == colours.end() ? "#000000" : it->second;
+}
+
 std::string header(const std::string& name, const std::string& title, int width, int height) {
     return fmt::format(
         "# Drawn by `harness report --charts`; redraw with: gnuplot {0}.gp\n"
@@ -254,12 +278,13 @@ std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs) {
                 kinds.push_back(kind);
         Chart c;
         c.name = file_stem(config) + "-attribution";
-        c.title = config + ": where the step goes, by operation kind";
+        c.title = config + ": where a traced step goes, by operation kind";
         std::ostringstream data;
-        data << "# ms per profiled step; a negative unaccounted rest (operations on several "
-                "tracks at once) is drawn as 0\nbackend";
+        data << "# ms per profiled (traced) step by kind; a negative unaccounted rest (operations "
+                "on several tracks at once) is drawn as 0; last, the median of the timed steps\n"
+                "# backend";
         for (const std::string& kind : kinds) data << '\t' << quoted(kind);
-        data << "\t\"unaccounted\"\n";
+        data << "\t\"unaccounted\"\t\"timed median\"\n";
         for (const ProfiledRun& r : group) {
             data << quoted(r.backend);
             for (const std::string& kind : kinds) {
@@ -267,22 +292,35 @@ std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs) {
                 data << '\t'
                      << fmt::format("{:.6g}", it == r.profile.kinds_ms.end() ? 0.0 : it->second);
             }
-            data << '\t' << fmt::format("{:.6g}", std::max(0.0, r.profile.unaccounted_ms()))
+            data << '\t' << fmt::format("{:.6g}", std::max(0.0, r.profile.unaccounted_ms())) << '\t'
+                 << (r.timed_median_ms > 0 ? fmt::format("{:.6g}", r.timed_median_ms) : "NaN")
                  << '\n';
         }
         c.data = data.str();
-        c.script = header(c.name, c.title + " (ms per step)", 900,
-                          420 + 20 * static_cast<int>(kinds.size())) +
-                   fmt::format(
-                       "set ylabel \"ms per step\"\n"
-                       "set style data histograms\n"
-                       "set style histogram rowstacked\n"
-                       "set style fill solid 0.8 border -1\n"
-                       "set boxwidth 0.6\n"
-                       "set key outside right top autotitle columnheader\n"
-                       "set xtics rotate by -20\n"
-                       "plot for [k=2:{}] \"{}.dat\" using k:xtic(1)\n",
-                       kinds.size() + 2, c.name);
+        // One bar segment per kind, each kind its own colour in every chart; then the timed
+        // median as a dot on each bar, since tracing lengthens a step.
+        std::string plot;
+        kinds.push_back("unaccounted");
+        for (size_t k = 0; k < kinds.size(); ++k) {
+            const std::string& kind = kinds[k];
+            plot += fmt::format("{} using {}{} title {} lc rgb \"{}\", \\\n",
+                                k == 0 ? "plot " + quoted(c.name + ".dat") : "     \"\"", k + 2,
+                                k == 0 ? ":xtic(1)" : "", quoted(kind), kind_colour(kind));
+        }
+        plot += fmt::format(
+            "     \"\" using 0:{} with points pt 7 ps 1.2 lc rgb \"black\" "
+            "title \"timed median\"\n",
+            kinds.size() + 2);
+        const int key_rows = static_cast<int>(kinds.size() + 1 + 2) / 3;
+        c.script = header(c.name, c.title, 900, 460 + 22 * key_rows) +
+                   "set ylabel \"ms per traced step (dot: the timed steps' median)\"\n"
+                   "set style data histograms\n"
+                   "set style histogram rowstacked\n"
+                   "set style fill solid 0.8 border -1\n"
+                   "set boxwidth 0.6\n"
+                   "set key below horizontal maxcols 3\n"
+                   "set xtics rotate by -20\n" +
+                   plot;
         charts.push_back(std::move(c));
     }
     return charts;

@@ -37,8 +37,9 @@ std::vector<Chart> step_time_charts(const std::vector<output::CsvRow>& rows);
 std::vector<Chart> phase_charts(const std::vector<output::CsvRow>& rows);
 // Per config: every timed step of every run in the order they ran, to show drift and outliers.
 std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples);
-// Per config with profiles: each backend's profiled step as a bar of stacked operation kinds and
-// the unaccounted rest, in milliseconds (rounds merged).
+// Per config with profiles: each backend's profiled (traced) step as a bar of stacked operation
+// kinds, each in its own colour, and the unaccounted rest, in milliseconds (rounds merged), with
+// a dot at the median of its timed steps, which tracing lengthens.
 std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs);
 
 }  // namespace harness::report
