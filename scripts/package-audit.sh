@@ -10,6 +10,9 @@
 #       each missing package. --leave-one-out checks the list once without each of its packages
 #       and says which removals the audit would catch.
 set -euo pipefail
+# The script sorts and matches in the C locale; the traced command runs in the caller's, since
+# ccache's keys include the locale: a traced build then shares the cache of an untraced one.
+if [[ -v LC_ALL ]]; then caller_locale=("LC_ALL=$LC_ALL"); else caller_locale=(-u LC_ALL); fi
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -22,7 +25,7 @@ trace() {
   mkdir -p "$dir"
   # Successful opens and executions only; paths unabridged; seccomp keeps other calls untraced.
   strace -f -qq --seccomp-bpf -z -s 4096 -e trace=open,openat,execve -e signal=none \
-    -o "$dir/trace.$(date +%s%N)" -- "$@"
+    -o "$dir/trace.$(date +%s%N)" -- env "${caller_locale[@]}" "$@"
 }
 
 # Files that tools read whatever they are doing, whichever package put them there, and that no
