@@ -29,10 +29,12 @@ trace() {
 }
 
 # Files that tools read whatever they are doing, whichever package put them there, and that no
-# build needs: configuration (/etc; apt, ld and ldconfig read every file of their .d folders), and
-# the linker plugins that binutils loads from its plugin folders, with the libraries they load
-# (the packages that own such a plugin count as allowed, with their dependencies).
-configuration='^/etc/'
+# build needs: configuration (/etc; apt, ld and ldconfig read every file of their .d folders), the
+# C library's table of locale names (read to set the caller's locale, when the locales package
+# is there), and the linker plugins that binutils loads from its plugin folders, with the
+# libraries they load (the packages that own such a plugin count as allowed, with their
+# dependencies).
+configuration='^/etc/|^/usr/share/locale/locale\.alias$'
 plugin_folders='^/usr/lib/bfd-plugins/|^/usr/lib/x86_64-linux-gnu/bfd-plugins/'
 
 # Absolute paths from the records, as opened (the folder resolved, the name kept: a -dev
