@@ -3,6 +3,7 @@
 and a #fragment names a heading of that file, spelt as GitHub spells a heading's anchor.
     tests/doc_links_test.py REPOSITORY
 Links to other sites, and those inside code spans and fenced blocks, are not followed."""
+import functools
 import os
 import re
 import sys
@@ -32,20 +33,20 @@ def slug(heading):
     return text.replace(" ", "-")
 
 
-def anchors(path, cache={}):
-    if path not in cache:
-        found, seen = set(), {}
-        with open(path, encoding="utf-8") as f:
-            for _, line in prose_lines(f.read()):
-                m = HEADING.match(line)
-                if not m:
-                    continue
-                base = slug(m.group(2))
-                n = seen.get(base, 0)
-                seen[base] = n + 1
-                found.add(base if n == 0 else f"{base}-{n}")
-        cache[path] = found
-    return cache[path]
+@functools.lru_cache(maxsize=None)
+def anchors(path):
+    """The anchors of every heading of the Markdown file `path`."""
+    found, seen = set(), {}
+    with open(path, encoding="utf-8") as f:
+        for _, line in prose_lines(f.read()):
+            m = HEADING.match(line)
+            if not m:
+                continue
+            base = slug(m.group(2))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            found.add(base if n == 0 else f"{base}-{n}")
+    return found
 
 
 def main(root):
