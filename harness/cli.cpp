@@ -82,6 +82,28 @@ int main_cli(int argc, char** argv) {
         ->check(count_in(1, 1000000));
     run_cmd->add_option("--warmup", run.warmup, "Untimed warm-up steps per backend")
         ->check(count_in(0, 100000));
+    run_cmd->add_option("--rounds", run.rounds,
+                        "Rounds: every backend once per round, each in a fresh worker, in an "
+                        "order drawn anew each round (default: the config's run.rounds)")
+        ->check(count_in(1, 1000));
+    run_cmd->add_option("--max-rounds", run.max_rounds,
+                        "Run further rounds, up to this many, until --target is met or --budget "
+                        "is spent (default: the config's run.max_rounds, else --rounds)")
+        ->check(count_in(1, 1000));
+    run_cmd->add_option("--target", run.target,
+                        "Stop once every backend's 95% interval against the baseline is within "
+                        "this share of its ratio (0.02: ±2%) (default: the config's run.target)")
+        ->check(CLI::Range(0.0, 1.0).description("in (0, 1)") & CLI::PositiveNumber);
+    run_cmd->add_option("--budget", run.budget_s,
+                        "Start no round that would end more than this many seconds after the "
+                        "first began (default: the config's run.budget)")
+        ->check(CLI::PositiveNumber);
+    run_cmd->add_option("--order-seed", run.order_seed,
+                        "Seed of the rounds' orders (default: the config's run.order_seed, else "
+                        "drawn and recorded)");
+    run_cmd->add_option("--baseline", run.baseline,
+                        "The backend the table compares the others with (default: the config's "
+                        "run.baseline, else the first CPU entry)");
     run_cmd->add_option("--output", run.output,
                         "Results CSV (default: runs/<config>-<UTC time>.csv); a JSON sidecar "
                         "with the raw samples is written beside it");

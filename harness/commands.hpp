@@ -3,6 +3,7 @@
 
 #include "exit_codes.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@ struct RunArgs {
     std::string config;
     std::optional<std::string> backends;  // comma-separated entry names; absent = all
     int iterations = -1, warmup = -1;
+    int rounds = -1;                       // -1: the config's
+    int max_rounds = -1;                   // -1: the config's (--rounds alone: --rounds)
+    std::optional<double> target;          // absent: the config's
+    std::optional<double> budget_s;        // absent: the config's
+    std::optional<uint64_t> order_seed;    // absent: the config's, else drawn
+    std::optional<std::string> baseline;   // absent: the config's, else the first CPU entry
     std::string output;
     std::string dump_dir;
     bool json = false;

@@ -81,13 +81,11 @@ int report_command(const ReportArgs& args) {
         if (!args.charts.empty()) destinations.push_back({"--charts", args.charts});
         check_distinct(destinations, inputs);
         for (const auto& csv : args.csvs) {
-            report::ResultsFile& file = files.emplace_back();
             output::CsvTable table = output::read_csv_table(csv);
             if (const std::string problem = output::run_header_problem(table.header);
                 !problem.empty())
                 throw std::runtime_error(csv + ": " + problem);
-            file.rows = std::move(table.rows);
-            rows.insert(rows.end(), file.rows.begin(), file.rows.end());
+            rows.insert(rows.end(), table.rows.begin(), table.rows.end());
             std::vector<report::StepSamples> file_samples;
             try {
                 file_samples = report::read_step_samples(csv);
@@ -97,7 +95,8 @@ int report_command(const ReportArgs& args) {
                              "harness report: %s; its rows are compared without intervals\n",
                              e.what());
             }
-            for (const auto& s : file_samples) file.steps_ms[s.backend] = s.ms;
+            for (auto& round : report::rounds_of(table.rows, file_samples))
+                files.push_back(std::move(round));
             samples.insert(samples.end(), file_samples.begin(), file_samples.end());
             if (!args.by.empty() || !args.charts.empty())
                 for (auto& p : report::read_profiles(csv)) profiles.push_back(std::move(p));

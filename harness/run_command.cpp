@@ -15,6 +15,7 @@
 #include "plugin_host/option_check.hpp"
 #include "run/profiling.hpp"
 #include "run/provenance.hpp"
+#include "run/round_order.hpp"
 #include "run/runner.hpp"
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 namespace harness {
 
@@ -91,6 +93,47 @@ void dump_inputs(const config::RunConfig& config, const std::string& dir) {
     std::fprintf(stderr, "wrote the initial tensors and batches to %s (index.json)\n", dir.c_str());
 }
 
+// The entry the table compares the others with: --baseline, else the config's run.baseline when
+// it runs, else the first CPU entry that runs; "" when there is none. Throws for a --baseline
+// that is not among the entries run.
+std::string table_baseline(const config::RunConfig& config, const std::vector<int>& entries,
+                           const std::optional<std::string>& asked) {
+    auto runs = [&](const std::string& name) {
+        for (int i : entries)
+            if (config.backends.at(static_cast<size_t>(i)).name == name) return true;
+        return false;
+    };
+    if (asked) {
+        if (!runs(*asked))
+            throw std::runtime_error("--baseline '" + *asked +
+                                     "': not one of the backends this run runs");
+        return *asked;
+    }
+    if (!config.baseline.empty() && runs(config.baseline)) return config.baseline;
+    for (int i : entries)
+        if (config.backends.at(static_cast<size_t>(i)).device == "cpu")
+            return config.backends.at(static_cast<size_t>(i)).name;
+    return "";
+}
+
+// The config's run section, with what the command line sets instead. --rounds alone fixes the
+// rounds; the most is never below the least.
+output::RoundPlan round_plan(const config::RunConfig& config, const RunArgs& args,
+                             const std::string& baseline) {
+    output::RoundPlan plan;
+    plan.min_rounds = args.rounds > 0 ? args.rounds : config.rounds;
+    plan.max_rounds = args.max_rounds > 0                       ? args.max_rounds
+                      : args.rounds > 0 || config.max_rounds == 0 ? plan.min_rounds
+                                                                  : config.max_rounds;
+    if (plan.max_rounds < plan.min_rounds)
+        throw std::runtime_error(fmt::format("--max-rounds {} is below the rounds to run ({})",
+                                             plan.max_rounds, plan.min_rounds));
+    plan.target = args.target.value_or(config.target);
+    plan.budget_s = args.budget_s.value_or(config.budget_s);
+    plan.baseline = baseline;
+    return plan;
+}
+
 }  // namespace
 
 int run_command(const RunArgs& args) {
@@ -98,12 +141,17 @@ int run_command(const RunArgs& args) {
     config::RunConfig config;
     std::string csv_path, json_path;
     std::optional<output::OutputLock> lock;  // held until the last row is written
+    std::string baseline;
     try {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         plugin_host::check_plugin_options(config, request.entries);
         request.overrides = {args.warmup, args.iterations};
+        baseline = table_baseline(config, request.entries, args.baseline);
+        request.rounds = round_plan(config, args, baseline);
+        request.order_seed = args.order_seed.value_or(config.order_seed.value_or(
+            request.rounds.max_rounds > 1 ? run::fresh_order_seed() : 0));
         request.quiet = args.quiet || args.json;
         if (args.profile || !args.trace_dir.empty())
             request.profiling = {args.profile_steps, args.trace_dir};

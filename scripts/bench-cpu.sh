@@ -84,8 +84,8 @@ for round in $(seq 1 "$rounds"); do
   [[ -n $peak ]] || { echo "bench-cpu: could not read the attainable rate" >&2; exit 1; }
   attainable_rows+=("conv 6x256x64x64 3x3 fwd,$round,$threads,$peak,\"$cpu\",$build/onednn_peak conv $threads")
   echo "== round $round: hourglass2, $cpu_backends"
-  "$harness" run configs/hourglass2.yaml --backends "$cpu_backends" --warmup 2 --iterations 10 \
-    --output "$out/hourglass2-round$round.csv" "${dump_once[@]}"
+  "$harness" run configs/hourglass2.yaml --rounds 1 --backends "$cpu_backends" --warmup 2 \
+    --iterations 10 --output "$out/hourglass2-round$round.csv" "${dump_once[@]}"
   dump_once=()
   small=$("$harness" report "$out/hourglass2-round$round.csv" --baseline onednn --attainable "$peak")
   peers=()
@@ -106,7 +106,7 @@ for round in $(seq 1 "$rounds"); do
       awk '{ printf "%.2f", $1 }')")
   done
   echo "== round $round: hourglass8, onednn and onednn-debian"
-  "$harness" run configs/hourglass8.yaml --backends onednn,onednn-debian --warmup 2 --iterations 6 \
+  "$harness" run configs/hourglass8.yaml --rounds 1 --backends onednn,onednn-debian --warmup 2 --iterations 6 \
     --output "$out/hourglass8-round$round.csv"
   large=$("$harness" report "$out/hourglass8-round$round.csv" --attainable "$peak")
   # Columns of the report: 7 median ms, 10 GFLOP/s, 14 of attainable.

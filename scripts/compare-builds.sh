@@ -23,7 +23,7 @@ run() {  # run a|b ROUND
   local build=$build_a
   [[ $1 == b ]] && build=$build_b
   echo "== round $2: build $1 ($build, $("$build/harness" --version))"
-  "$build/harness" run "$config" --backends "$backends" --warmup "$warmup" \
+  "$build/harness" run "$config" --rounds 1 --backends "$backends" --warmup "$warmup" \
     --iterations "$iterations" --output "$out/$1-round$2.csv" >/dev/null
 }
 for round in $(seq 1 "$rounds"); do

@@ -49,12 +49,12 @@ if (( rounds == 0 )); then
 fi
 for round in $(seq 1 "$rounds"); do
   echo "== round $round of $rounds: $config, profiled and traced"
-  "$harness" run "$config" "${steps[@]}" "${profile[@]}" --trace "$out/traces" \
+  "$harness" run "$config" --rounds 1 "${steps[@]}" "${profile[@]}" --trace "$out/traces" \
     --output "$out/$stem-round$round.csv" || status=1
   csvs+=("$out/$stem-round$round.csv")
   if [[ -n $also ]]; then
     echo "== round $round of $rounds: $also ${also_backends[*]}, timed"
-    "$harness" run "$also" "${also_backends[@]}" "${steps[@]}" \
+    "$harness" run "$also" --rounds 1 "${also_backends[@]}" "${steps[@]}" \
       --output "$out/$stem-also-round$round.csv" || status=1
   fi
 done

@@ -31,7 +31,9 @@ if [[ "${ROUNDS:-3}" != 0 ]]; then
   cat "$out/check.txt"
   [[ $status -le 1 ]] || exit "$status"
 fi
+# The Torch original's entry times as many steps as the seed's config (configs/seed.yaml's run).
 CONFIG=$config BASELINE=libtorch-cpu STEM=seed ROUNDS=${ROUNDS:-3} \
+  WARMUP=${WARMUP:-2} ITERATIONS=${ITERATIONS:-6} \
   PROFILE_STEPS=${PROFILE_STEPS:-3} ALSO=configs/hourglass8.yaml ALSO_BACKENDS=libtorch-cpu \
   scripts/explain-cpu.sh "$out" || status=$?
 # The traces, compressed to publish beside the page (ui.perfetto.dev opens them as they are).

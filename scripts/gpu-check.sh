@@ -261,7 +261,7 @@ for round in $(seq 1 "$rounds"); do
   [ "$rounds" -eq 1 ] && label="" || label=", round $round"
   if wants experiment; then
     stage "seed experiment ($run_backends$label)" 120 \
-      "$harness" run "$run_config" --backends "$run_backends" --warmup 2 --iterations 10 \
+      "$harness" run "$run_config" --rounds 1 --backends "$run_backends" --warmup 2 --iterations 10 \
       --output "$round_csv" --dump "$build/dump"
     if [ "$round" -eq 1 ] && [ -s "$csv" ]; then
       report=$("$harness" report "$csv" --baseline "$baseline" 2>>"$log")
@@ -327,7 +327,7 @@ fi
 if wants profile; then
   profile_csv="$build/profile.csv"
   rm -f "$profile_csv" "${profile_csv%.csv}.json"
-  stage "profile ($profile_backends)" 90 "$harness" run "$run_config" \
+  stage "profile ($profile_backends)" 90 "$harness" run "$run_config" --rounds 1 \
     --backends "$profile_backends" --warmup 2 --iterations 3 --profile --profile-steps 3 \
     --output "$profile_csv"
   if [ -s "$profile_csv" ]; then

@@ -22,7 +22,8 @@ steps=()
 [[ -n ${ITERATIONS:-} ]] && steps+=(--iterations "$ITERATIONS")
 [[ -n ${WARMUP:-} ]] && steps+=(--warmup "$WARMUP")
 run() {  # MODE ROUND
-  local args=("$harness" run "$config" --backends "$backends" "${steps[@]}" --output "$out/$1-$2.csv")
+  local args=("$harness" run "$config" --rounds 1 --backends "$backends" "${steps[@]}"
+    --output "$out/$1-$2.csv")
   if [[ $1 == terminal ]]; then
     TERM=xterm script -qec "$(printf '%q ' "${args[@]}")" /dev/null >"$out/$1-$2.log"
   else

@@ -376,6 +376,36 @@ TEST(LoadConfig, BinaryGarbageIsNotEchoedRaw) {
     EXPECT_NE(error.find("\\x"), std::string::npos) << error;
 }
 
+// The rounds of `run:` (docs/statistics.md, "Rounds in one run"), and each wrong one at its key.
+TEST(LoadConfig, TheRunsRoundsItsTargetBudgetAndBaseline) {
+    const std::string backends = "backends:\n  - {plugin: reference}\n  - {plugin: onednn}\n";
+    const TempConfig good("run: {rounds: 3, max_rounds: 8, target: 0.02, budget: 600, "
+                          "order_seed: 17, baseline: onednn}\n" +
+                          backends);
+    const hc::RunConfig c = hc::load_config(good.path());
+    EXPECT_EQ(c.rounds, 3);
+    EXPECT_EQ(c.max_rounds, 8);
+    EXPECT_EQ(c.target, 0.02);
+    EXPECT_EQ(c.budget_s, 600);
+    EXPECT_EQ(c.order_seed, 17u);
+    EXPECT_EQ(c.baseline, "onednn");
+    const hc::RunConfig one = hc::load_config(data("minimal.yaml"));  // max_rounds 0: `rounds`
+    EXPECT_TRUE(one.rounds == 1 && one.max_rounds == 0 && one.target == 0 && !one.order_seed &&
+                one.baseline.empty());
+
+    const TempConfig fewer("run: {rounds: 4, max_rounds: 2}\n" + backends);
+    EXPECT_EQ(load_error(fewer.path()),
+              fewer.path() + ":1:30: key 'run.max_rounds': expected at least run.rounds (4), got '2'");
+    const TempConfig whole("run: {target: 2}\n" + backends);
+    EXPECT_NE(load_error(whole.path()).find(":1:15: key 'run.target': "), std::string::npos)
+        << load_error(whole.path());
+    const TempConfig stranger("run: {baseline: torch}\n" + backends);
+    EXPECT_EQ(load_error(stranger.path()),
+              stranger.path() +
+                  ":1:17: key 'run.baseline': expected the name of a backend entry (reference, "
+                  "onednn), got 'torch'");
+}
+
 TEST(Printable, EscapesControlsAndInvalidUtf8AndKeepsText) {
     EXPECT_EQ(harness::printable("plain text: [1, 2]"), "plain text: [1, 2]");
     EXPECT_EQ(harness::printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");

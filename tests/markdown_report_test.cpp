@@ -110,9 +110,9 @@ TEST(MarkdownReport, EachRoundIsComparedWithItsOwnBaselineAndAllRoundsTogether) 
     EXPECT_TRUE(contains(md, "**Against base over every round given**")) << md;
     EXPECT_TRUE(contains(md, "| config | backend | rounds | vs base [95% interval] | p | |\n"))
         << md;
-    // The geometric mean of 1.5, 1.5 and 1.6; three rounds: the interval runs from about the
-    // lowest round's ratio to about the highest.
-    EXPECT_TRUE(contains(md, "| tiny | slow | 3 | 1.533x [1.4")) << md;
+    // The geometric mean of 1.5, 1.5 and 1.6; three rounds: Student's t(0.975, 2) = 4.30 times
+    // the standard error of their log ratios either side.
+    EXPECT_TRUE(contains(md, "| tiny | slow | 3 | 1.533x [1.397, 1.681]")) << md;
     EXPECT_TRUE(contains(md, "| < 0.001 | slower |\n")) << md;
     EXPECT_FALSE(contains(md, "| geometric mean of")) << md;  // one config
 }

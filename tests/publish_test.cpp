@@ -190,14 +190,14 @@ TEST_F(Publish, ACellEditedAloneOrAFileCutShortIsRefusedAgainstTheSidecar) {
     std::string text = read_text(csv);
     write_text(csv, text.substr(0, text.size() - 3));
     expect_refused(csv, {"malformed CSV " + csv +
-                         " (line 2): row 1 has 58 fields, header has 59 "
+                         " (line 2): row 1 has 60 fields, header has 61 "
                          "(the file's end is cut short)"});
     // Cut where a row still has every field: a digit of the last one and the line break.
     csv = copy_run("checked");
     text = read_text(csv);
     write_text(csv, text.substr(0, text.size() - 1) + "7");
     expect_refused(csv, {csv + ": it does not end with a line break: cut short",
-                         "column environment: '7', but the sidecar"});
+                         "column order_seed: '7', but the sidecar"});
 }
 
 // A results folder that is a dangling symlink is a usage error before anything is written.

@@ -146,9 +146,16 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.seed, 1u);
     EXPECT_EQ(c.batches, 2);
     EXPECT_EQ(c.placement, HB_PLACEMENT_DEVICE);
-    EXPECT_EQ(c.warmup, 3);
-    EXPECT_EQ(c.iterations, 20);
+    EXPECT_EQ(c.warmup, 2);
+    EXPECT_EQ(c.iterations, 3);
     EXPECT_EQ(c.timeout_s, 1800);
+    // Rounds until every interval against libtorch-cpu is within ±2%, 3 to 10, within 13 min.
+    EXPECT_EQ(c.rounds, 3);
+    EXPECT_EQ(c.max_rounds, 10);
+    EXPECT_EQ(c.target, 0.02);
+    EXPECT_EQ(c.budget_s, 780);
+    EXPECT_EQ(c.baseline, "libtorch-cpu");
+    EXPECT_FALSE(c.order_seed.has_value());
     ASSERT_EQ(c.backends.size(), 13u);
     expect_backend(c.backends[11], "tensorflow", "tensorflow", "cpu");
     expect_backend(c.backends[12], "tensorflow-onednn", "tensorflow", "cpu");
@@ -170,8 +177,10 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_TRUE(c.backends[2].options.empty());
     for (const hc::BackendEntry& b : c.backends) {
         EXPECT_NE(b.plugin, "reference");
-        EXPECT_EQ(b.warmup, -1);
-        EXPECT_EQ(b.iterations, -1);
+        // oneDNN reaches its steady state in one step; a GPU entry times 20 steps a round.
+        const bool onednn = b.plugin.rfind("onednn", 0) == 0, gpu = b.device != "cpu";
+        EXPECT_EQ(b.warmup, onednn ? 1 : gpu ? 3 : -1) << b.name;
+        EXPECT_EQ(b.iterations, gpu ? 20 : -1) << b.name;
         EXPECT_EQ(b.timeout_s, -1);
     }
 }

@@ -122,3 +122,61 @@ TEST(Table, ColumnsAreAligned) {
 }
 
 }  // namespace
+
+namespace {
+
+// Three rounds of a baseline and of a backend 1.5 times slower whose first timed step is the
+// slowest of each round.
+std::vector<harness::output::BackendRun> three_rounds() {
+    std::vector<harness::output::BackendRun> runs;
+    for (int round = 1; round <= 3; ++round) {  // (1/5)^3 < 1/100
+        const double scale = 1 + 0.01 * round;
+        auto base = ok_run("base", {100 * scale, 101 * scale, 99 * scale, 100 * scale, 100 * scale});
+        auto slow =
+            ok_run("slow", {190 * scale, 150 * scale, 151 * scale, 149 * scale, 150 * scale});
+        base.round = slow.round = round;
+        runs.push_back(round == 2 ? slow : base);
+        runs.push_back(round == 2 ? base : slow);
+    }
+    return runs;
+}
+
+std::string table_of(const std::vector<harness::output::BackendRun>& runs,
+                     const harness::output::RoundPlan& plan) {
+    std::ostringstream out;
+    harness::output::Provenance p = provenance();
+    p.rounds = plan;
+    report(harness::output::TableReporter(out), p, runs);
+    return out.str();
+}
+
+}  // namespace
+
+TEST(Table, ABackendsRoundsAreOneLineWithItsRatioOverThem) {
+    const std::string t = table_of(three_rounds(), {3, 3, 0, 0, "base", "max_rounds"});
+    EXPECT_EQ(t.find("slow"), t.rfind("slow  ")) << t;  // one line
+    EXPECT_NE(t.find("  rounds  "), std::string::npos) << t;
+    EXPECT_NE(t.find("  vs base\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("baseline"), std::string::npos) << t;
+    // Every round's ratio is 1.5: the interval over them is 1.5.
+    EXPECT_NE(t.find("1.500x [1.500, 1.500]"), std::string::npos) << t;
+    EXPECT_EQ(t.find("within"), std::string::npos) << t;  // no target
+    EXPECT_NE(t.find("slow: its first timed step was the slowest of its round in every round"),
+              std::string::npos)
+        << t;
+    EXPECT_EQ(t.find("base: its first"), std::string::npos) << t;
+}
+
+TEST(Table, SaysWhetherEachBackendReachedTheTargetOrWhatStoppedIt) {
+    const std::string t = table_of(three_rounds(), {3, 9, 0.02, 60, "base", "target"});
+    EXPECT_NE(t.find("within ±2%"), std::string::npos) << t;
+    EXPECT_NE(t.find("  yes"), std::string::npos) << t;
+
+    auto runs = three_rounds();
+    runs[0].samples_ms = {130, 131, 129, 130};  // round 1's base: the rounds now disagree
+    const std::string budget = table_of(runs, {3, 9, 0.02, 60, "base", "budget"});
+    EXPECT_NE(budget.find("no: budget spent"), std::string::npos) << budget;
+    // Without a baseline among the runs, no comparison columns.
+    const std::string none = table_of(runs, {3, 9, 0.02, 60, "nobody", "budget"});
+    EXPECT_EQ(none.find("rounds"), std::string::npos) << none;
+}

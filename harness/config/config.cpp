@@ -115,11 +115,37 @@ void read_data(const Field& field, RunConfig& c) {
     }
 }
 
-void read_run(const Field& field, RunConfig& c) {
-    const Section s(field, {"warmup", "iterations", "timeout"});
+constexpr int kMaxRounds = 1000;
+
+// Returns where `baseline` is, which can only be checked once the backends are known.
+std::optional<Field> read_run(const Field& field, RunConfig& c) {
+    const Section s(field, {"warmup", "iterations", "timeout", "rounds", "max_rounds", "target",
+                            "budget", "order_seed", "baseline"});
     if (auto f = s.get("warmup")) c.warmup = read_int(*f, 0, kMaxWarmup);
     if (auto f = s.get("iterations")) c.iterations = read_int(*f, 1, kMaxIterations);
     if (auto f = s.get("timeout")) c.timeout_s = read_double(*f, kTimeout);
+    if (auto f = s.get("rounds")) c.rounds = read_int(*f, 1, kMaxRounds);
+    if (auto f = s.get("max_rounds")) {
+        c.max_rounds = read_int(*f, 1, kMaxRounds);
+        if (c.max_rounds < c.rounds)
+            f->fail("expected at least run.rounds (" + std::to_string(c.rounds) + "), got " +
+                    f->describe());
+    }
+    if (auto f = s.get("target")) c.target = read_double(*f, kUnitOpen);
+    if (auto f = s.get("budget")) c.budget_s = read_double(*f, kTimeout);
+    if (auto f = s.get("order_seed")) c.order_seed = read_uint64(*f);
+    auto baseline = s.get("baseline");
+    if (baseline) c.baseline = read_string(*baseline);
+    return baseline;
+}
+
+void check_baseline(const Field& field, const RunConfig& c) {
+    std::string names;
+    for (const BackendEntry& b : c.backends) {
+        if (b.name == c.baseline) return;
+        names += (names.empty() ? "" : ", ") + b.name;
+    }
+    field.fail("expected the name of a backend entry (" + names + "), got " + field.describe());
 }
 
 constexpr int kMaxRanks = 4096;
@@ -325,9 +351,11 @@ RunConfig load_config(const std::string& path) {
     if (auto f = s.get("model")) c.model = read_model(*f);
     c.optimizer = read_optimizer(s.get("optimizer"));
     if (auto f = s.get("data")) read_data(*f, c);
-    if (auto f = s.get("run")) read_run(*f, c);
+    std::optional<Field> baseline;
+    if (auto f = s.get("run")) baseline = read_run(*f, c);
     if (auto f = s.get("parallel")) read_parallel(*f, c);
     c.backends = read_backends(s.require("backends"), c.placement);
+    if (baseline) check_baseline(*baseline, c);
     return c;
 }
 

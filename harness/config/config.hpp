@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -84,6 +85,15 @@ struct RunConfig {
     int warmup = 3;
     int iterations = 10;
     double timeout_s = 600;  // per backend worker
+    // A run is `rounds` rounds: in each, every entry once in a fresh worker, in an order drawn
+    // anew from `order_seed` (absent: drawn from the clock, and recorded) (docs/statistics.md).
+    int rounds = 1;
+    int max_rounds = 0;   // 0: `rounds`
+    double target = 0;    // stop once every interval is within this share of its ratio; 0: none
+    double budget_s = 0;  // start no round that would end past it; 0: none
+    std::optional<uint64_t> order_seed;
+    // The entry the run's table compares the others with; "": the first CPU entry.
+    std::string baseline;
 
     ParallelConfig parallel;
 

@@ -3,6 +3,8 @@
 #include "data/generator.hpp"
 #include "output/stats.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -151,6 +153,57 @@ MannWhitney mann_whitney_u(const std::vector<double>& x, const std::vector<doubl
     return result;
 }
 
+std::string ratio_and_interval(double ratio, const Interval& interval) {
+    return interval.known()
+               ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", ratio, interval.lo, interval.hi)
+               : fmt::format("{:.2f}x", ratio);
+}
+
+double student_t_quantile(double p, double degrees_of_freedom) {
+    const double v = degrees_of_freedom;
+    // Past 1e7 degrees of freedom t is the normal distribution to 1e-7, and lgamma's difference
+    // of two large numbers would lose more than that.
+    const bool normal = v > 1e7;
+    const double scale = normal ? 1 / std::sqrt(2 * M_PI)
+                                : std::exp(std::lgamma((v + 1) / 2) - std::lgamma(v / 2)) /
+                                      std::sqrt(v * M_PI);
+    auto density = [&](double t) {
+        return scale * (normal ? std::exp(-t * t / 2) : std::pow(1 + t * t / v, -(v + 1) / 2));
+    };
+    // P(0 < T < x), Simpson's rule over 2000 intervals.
+    auto central = [&](double x) {
+        constexpr int kIntervals = 2000;
+        const double h = x / kIntervals;
+        double sum = density(0) + density(x);
+        for (int i = 1; i < kIntervals; ++i) sum += (i % 2 == 1 ? 4 : 2) * density(i * h);
+        return sum * h / 3;
+    };
+    const double target = std::abs(p - 0.5);
+    double lo = 0, hi = 1;
+    while (central(hi) < target && hi < 1e6) hi *= 2;
+    for (int i = 0; i < 100 && hi - lo > 1e-10 * hi; ++i) {
+        const double mid = (lo + hi) / 2;
+        (central(mid) < target ? lo : hi) = mid;
+    }
+    return (p < 0.5 ? -1 : 1) * (lo + hi) / 2;
+}
+
+namespace {
+
+// mean ± t sd / sqrt(n) over n >= 2 values, for kConfidenceLevel; its standard error in `se`.
+Interval student_interval(const std::vector<double>& values, double& se) {
+    const auto n = static_cast<double>(values.size());
+    double mean = 0;
+    for (double v : values) mean += v / n;
+    double squares = 0;
+    for (double v : values) squares += (v - mean) * (v - mean);
+    se = std::sqrt(squares / (n - 1) / n);
+    const double t = student_t_quantile(1 - (1 - kConfidenceLevel) / 2, n - 1);
+    return {mean - t * se, mean + t * se};
+}
+
+}  // namespace
+
 Comparison compare(const std::vector<Round>& rounds, const std::string& stream) {
     std::vector<Round> kept;
     for (const Round& r : rounds) {
@@ -163,12 +216,14 @@ Comparison compare(const std::vector<Round>& rounds, const std::string& stream) 
     const auto count = static_cast<double>(kept.size());
 
     double log_sum = 0, difference_sum = 0;
-    std::vector<double> pooled, pooled_baseline;
+    std::vector<double> pooled, pooled_baseline, logs, differences_of_rounds;
     bool enough_steps = true;
     for (const Round& r : kept) {
         const double run = median(r.ms), baseline = median(r.baseline_ms);
         log_sum += std::log(run / baseline);
         difference_sum += run - baseline;
+        logs.push_back(std::log(run / baseline));
+        differences_of_rounds.push_back(run - baseline);
         pooled.insert(pooled.end(), r.ms.begin(), r.ms.end());
         pooled_baseline.insert(pooled_baseline.end(), r.baseline_ms.begin(), r.baseline_ms.end());
         enough_steps = enough_steps && r.ms.size() >= 2 && r.baseline_ms.size() >= 2;
@@ -176,24 +231,26 @@ Comparison compare(const std::vector<Round>& rounds, const std::string& stream) 
     c.ratio = std::exp(log_sum / count);
     c.difference_ms = difference_sum / count;
     c.p = mann_whitney_u(pooled, pooled_baseline).p;
+    if (kept.size() >= 2) {
+        // The rounds are the experiment's repetitions: what a round shares (its worker's memory
+        // placement, its minute's neighbours) moves all its steps, so the rounds' spread, not
+        // the steps', decides, with Student's t for their few degrees of freedom.
+        double difference_se = 0;
+        c.ratio_interval = exp_of(student_interval(logs, c.log_standard_error));
+        c.difference_interval = student_interval(differences_of_rounds, difference_se);
+        return c;
+    }
     if (!enough_steps) return c;
 
-    // Each resample: the rounds drawn with replacement (one round is kept as it is), then each
-    // drawn round's two runs resampled step by step.
+    // Each resample: the round's two runs resampled step by step.
     Draws draws(stream);
     std::vector<double> differences(kBootstrapResamples), scratch;
     c.log_ratio_resamples.resize(kBootstrapResamples);
     for (size_t b = 0; b < c.log_ratio_resamples.size(); ++b) {
-        log_sum = difference_sum = 0;
-        for (size_t k = 0; k < kept.size(); ++k) {
-            const Round& r = kept.size() == 1 ? kept[0] : kept[draws.index(kept.size())];
-            const double run = resampled_median(r.ms, draws, scratch);
-            const double baseline = resampled_median(r.baseline_ms, draws, scratch);
-            log_sum += std::log(run / baseline);
-            difference_sum += run - baseline;
-        }
-        c.log_ratio_resamples[b] = log_sum / count;
-        differences[b] = difference_sum / count;
+        const double run = resampled_median(kept[0].ms, draws, scratch);
+        const double baseline = resampled_median(kept[0].baseline_ms, draws, scratch);
+        c.log_ratio_resamples[b] = std::log(run / baseline);
+        differences[b] = run - baseline;
     }
     c.ratio_interval = exp_of(central_interval(c.log_ratio_resamples));
     c.difference_interval = central_interval(differences);
@@ -215,11 +272,35 @@ GeometricMean geometric_mean(const std::vector<const Comparison*>& comparisons) 
         resampled = resampled && c->log_ratio_resamples.size() == kBootstrapResamples;
     }
     g.ratio = std::exp(log_sum / count);
-    if (!resampled) return g;
-    std::vector<double> means(kBootstrapResamples, 0);
-    for (const Comparison* c : kept)
-        for (size_t b = 0; b < means.size(); ++b) means[b] += c->log_ratio_resamples[b] / count;
-    g.ratio_interval = exp_of(central_interval(std::move(means)));
+    if (resampled) {
+        std::vector<double> means(kBootstrapResamples, 0);
+        for (const Comparison* c : kept)
+            for (size_t b = 0; b < means.size(); ++b)
+                means[b] += c->log_ratio_resamples[b] / count;
+        g.ratio_interval = exp_of(central_interval(std::move(means)));
+        return g;
+    }
+    // Welch-Satterthwaite: the variance of the mean and its degrees of freedom.
+    double variance = 0, fourth_over_df = 0;
+    for (const Comparison* c : kept) {
+        double v = c->log_standard_error * c->log_standard_error;
+        if (c->rounds == 1) {
+            if (c->log_ratio_resamples.size() != kBootstrapResamples) return g;
+            double mean = 0;
+            for (double r : c->log_ratio_resamples) mean += r / kBootstrapResamples;
+            v = 0;
+            for (double r : c->log_ratio_resamples)
+                v += (r - mean) * (r - mean) / (kBootstrapResamples - 1);
+        } else {
+            fourth_over_df += v * v / (c->rounds - 1);
+        }
+        if (!std::isfinite(v)) return g;
+        variance += v;
+    }
+    const double df = fourth_over_df > 0 ? variance * variance / fourth_over_df : 1e9;
+    const double half =
+        student_t_quantile(1 - (1 - kConfidenceLevel) / 2, df) * std::sqrt(variance) / count;
+    g.ratio_interval = {g.ratio * std::exp(-half), g.ratio * std::exp(half)};
     return g;
 }
 

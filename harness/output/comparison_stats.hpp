@@ -1,6 +1,7 @@
 // How much slower one run is than another, with its uncertainty (docs/statistics.md): the ratio of
-// median step times with a seeded percentile bootstrap interval, over the timed steps and over
-// rounds; the two-sided Mann-Whitney U test; the geometric mean of ratios over configs.
+// median step times with, for one round, a seeded percentile bootstrap interval over its timed
+// steps and, over several rounds, Student's t interval over the rounds' ratios; the two-sided
+// Mann-Whitney U test; the geometric mean of ratios over configs.
 #pragma once
 
 #include <cmath>
@@ -52,6 +53,10 @@ struct Round {
     std::vector<double> ms, baseline_ms;
 };
 
+// The p-quantile (0 < p < 1) of Student's t distribution with `degrees_of_freedom` (> 0, not
+// necessarily whole), by bisection on its distribution function, integrated by Simpson's rule.
+double student_t_quantile(double p, double degrees_of_freedom);
+
 // A run against a baseline. The ratio is time over the baseline's time: above 1 is slower.
 struct Comparison {
     int rounds = 0;  // rounds compared; 0 when there was nothing to compare
@@ -63,12 +68,18 @@ struct Comparison {
     Interval difference_interval;
     // Mann-Whitney over every step of every round, pooled; NaN when there was nothing to compare.
     double p = std::numeric_limits<double>::quiet_NaN();
-    // The bootstrap's log(ratio) of each resample, in the order drawn (for geometric_mean).
+    // One round: the bootstrap's log(ratio) of each resample, in the order drawn (for
+    // geometric_mean). Several: the standard error of the mean of the rounds' log ratios.
     std::vector<double> log_ratio_resamples;
+    double log_standard_error = std::numeric_limits<double>::quiet_NaN();
 
     // The interval leaves out 1: the runs' medians differ.
     bool significant() const { return ratio_interval.known() && !ratio_interval.contains(1); }
 };
+
+// "1.472x [1.431, 1.502]" (three decimals, so that a bound close to 1 shows on which side of it
+// it lies), or "1.47x" when the interval is not known.
+std::string ratio_and_interval(double ratio, const Interval& interval);
 
 // The runs of `rounds` against their baselines. `stream` names the comparison (config, run,
 // baseline): the bootstrap draws from the stream (kBootstrapSeed, stream), so two comparisons of
@@ -76,9 +87,11 @@ struct Comparison {
 // positive finite numbers are left out; a round in which either run has no step is left out.
 Comparison compare(const std::vector<Round>& rounds, const std::string& stream);
 
-// The geometric mean of the ratios of several comparisons (one per config), its interval from the
-// comparisons' bootstrap resamples: the k-th resample of the mean is the mean of their k-th
-// resamples. The comparisons must have been drawn from different streams.
+// The geometric mean of the ratios of several comparisons (one per config). When each is of one
+// round, its interval comes from their bootstrap resamples: the k-th resample of the mean is the
+// mean of their k-th resamples (they must have been drawn from different streams). When any is of
+// several rounds, from Student's t with the Welch-Satterthwaite degrees of freedom, a one-round
+// comparison's variance that of its resamples, with unbounded degrees of freedom.
 struct GeometricMean {
     int comparisons = 0;
     double ratio = std::numeric_limits<double>::quiet_NaN();

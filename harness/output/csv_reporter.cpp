@@ -114,6 +114,8 @@ std::vector<std::string> csv_row(const Provenance& p, const BackendRun& r) {
     row.push_back(has_timings(r) && !r.cpu_ms.empty() ? format_ms(r.cpu_median_ms())
                                                       : std::string());
     row.push_back(join_pairs(r.environment));
+    row.push_back(std::to_string(r.round));
+    row.push_back(p.order_seed ? std::to_string(*p.order_seed) : std::string());
     return row;
 }
 
@@ -164,7 +166,7 @@ std::vector<std::string> csv_columns() {
             "first_loss",     "last_loss",   "environment_warnings", "loss_agreement",
             "ranks",          "communicator", "oversubscribed", "communication_share",
             "allreduce_bytes", "allreduce_algbw_gbps", "allreduce_busbw_gbps",
-            "scaling_efficiency", "cpu_ms",     "environment"});
+            "scaling_efficiency", "cpu_ms",     "environment",    "round",          "order_seed"});
     // clang-format on
     return columns;
 }

@@ -43,6 +43,20 @@ struct EnvironmentFinding {
     bool warning = false;  // the state spoils timings
 };
 
+// How many rounds an invocation runs and when it stops (docs/statistics.md, "Rounds in one run"):
+// at least min_rounds, at most max_rounds; in between, after a second round or later, it stops
+// once every backend's interval against the baseline reaches within `target` of its ratio, or
+// before a round that would end past `budget_s`.
+struct RoundPlan {
+    int min_rounds = 1, max_rounds = 1;
+    double target = 0;     // a share of the ratio (0.02: ±2%); 0: none
+    double budget_s = 0;   // seconds from the start of the first round; 0: none
+    std::string baseline;  // the backend the others are compared with; "": none
+    // Once the rounds are over: why no other was run ("target", "budget", "max_rounds"); "" while
+    // they run, and for an interrupted run.
+    std::string stopped_by;
+};
+
 // Provenance shared by every row of one invocation.
 struct Provenance {
     std::string utc_time, harness_version, git_commit;
@@ -50,6 +64,10 @@ struct Provenance {
     std::string host, cpu_model, gpu_name, gpu_driver;
     uint64_t seed = 0;
     std::string placement;
+    // The seed of the rounds' drawn orders (docs/statistics.md, "Rounds"); none for one round,
+    // which runs in the config's order.
+    std::optional<uint64_t> order_seed;
+    RoundPlan rounds;
     std::vector<EnvironmentFinding> environment;  // one per check made, in the order made
 };
 
@@ -92,6 +110,7 @@ struct BackendRun {
     std::string math_mode;                           // from the manifest; "" = unknown
     int threads = 0;                                 // 0 = unknown
     std::string check;  // conformance: "", "pass", "mismatch", "stale" (for another build)
+    int round = 1;      // which round of the invocation this run was (docs/statistics.md)
 
     Status status = Status::failed;
     std::string message;  // reason for skipped / failed / crashed / ...

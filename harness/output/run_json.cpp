@@ -152,6 +152,7 @@ ParallelRun parallel_from(const json& j) {
 
 json to_json(const BackendRun& r) {
     json j = {{"backend", r.backend},
+              {"round", r.round},
               {"plugin", r.plugin},
               {"plugin_version", r.plugin_version},
               {"device", r.device},
@@ -200,6 +201,7 @@ json to_json(const std::vector<BackendRun>& runs) {
 BackendRun backend_run_from_json(const json& j) {
     BackendRun r;
     r.backend = j.at("backend").get<std::string>();
+    r.round = j.value("round", 1);  // files from before rounds: one round
     r.plugin = j.at("plugin").get<std::string>();
     r.plugin_version = j.at("plugin_version").get<std::string>();
     r.device = j.at("device").get<std::string>();
@@ -246,7 +248,7 @@ json to_json(const Provenance& p) {
                                {"state", f.state},
                                {"warning", f.warning},
                                {"message", f.message}});
-    return {{"utc_time", p.utc_time},
+    json j = {{"utc_time", p.utc_time},
             {"harness_version", p.harness_version},
             {"git_commit", p.git_commit},
             {"config_name", p.config_name},
@@ -260,6 +262,14 @@ json to_json(const Provenance& p) {
             {"placement", p.placement},
             {"environment", environment},
             {"environment_warnings", environment_warnings(p)}};
+    if (p.order_seed) j["order_seed"] = *p.order_seed;
+    j["rounds"] = {{"min", p.rounds.min_rounds},
+                   {"max", p.rounds.max_rounds},
+                   {"target", p.rounds.target},
+                   {"budget_s", p.rounds.budget_s},
+                   {"baseline", p.rounds.baseline},
+                   {"stopped_by", p.rounds.stopped_by}};
+    return j;
 }
 
 Provenance provenance_from_json(const json& j) {
@@ -276,6 +286,13 @@ Provenance provenance_from_json(const json& j) {
     p.gpu_driver = j.at("gpu_driver").get<std::string>();
     p.seed = j.at("seed").get<uint64_t>();
     p.placement = j.at("placement").get<std::string>();
+    if (j.contains("order_seed")) p.order_seed = j.at("order_seed").get<uint64_t>();
+    if (j.contains("rounds")) {  // from before rounds: one
+        const json& r = j.at("rounds");
+        p.rounds = {r.at("min").get<int>(), r.at("max").get<int>(), r.at("target").get<double>(),
+                    r.at("budget_s").get<double>(), r.at("baseline").get<std::string>(),
+                    r.at("stopped_by").get<std::string>()};
+    }
     for (const json& f : j.at("environment"))
         p.environment.push_back({f.at("check").get<std::string>(), f.at("state").get<std::string>(),
                                  f.at("message").get<std::string>(), f.at("warning").get<bool>()});

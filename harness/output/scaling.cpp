@@ -14,7 +14,8 @@ void fill_scaling_efficiency(std::vector<BackendRun>& runs) {
         run.parallel->scaling_efficiency = std::numeric_limits<double>::quiet_NaN();
         if (!finished(run)) continue;
         for (const BackendRun& one : runs)
-            if (one.backend == run.backend && finished(one) && one.parallel->ranks == 1)
+            if (one.backend == run.backend && one.round == run.round && finished(one) &&
+                one.parallel->ranks == 1)
                 run.parallel->scaling_efficiency = one.stats.median_ms / run.stats.median_ms;
     }
 }

@@ -1,5 +1,7 @@
 #include "output/table_reporter.hpp"
 
+#include "output/round_comparison.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,12 +12,18 @@ namespace harness::output {
 
 namespace {
 
-constexpr size_t kColumns = 10;
+constexpr size_t kColumns = 13;
 constexpr size_t kTextColumns = 3;  // left-aligned; the numbers after them are right-aligned
+// With a baseline, the rounds and the ratio to it; with a target, whether each reached it.
+constexpr size_t kComparisonColumns = 2, kTargetColumns = 1;
 using Cells = std::array<std::string, kColumns>;
 
-const Cells kHeader{"backend",  "device",   "status",  "median ms",  "IQR ms",
-                    "CPU/wall", "images/s", "GFLOP/s", "first loss", "last loss"};
+Cells header(const RoundPlan& plan) {
+    return {"backend",    "device",    "status", "median ms",          "IQR ms",
+            "CPU/wall",   "images/s",  "GFLOP/s", "first loss",        "last loss",
+            "rounds",     "vs " + plan.baseline,
+            fmt::format("within ±{:g}%", 100 * plan.target)};
+}
 
 std::string name_of(const BackendRun& r) {
     return r.name();
@@ -42,8 +50,8 @@ std::string first_loss_cell(const BackendRun& r) {
 }
 
 Cells row_of(const BackendRun& r) {
-    Cells c{name_of(r), r.device,           to_string(r.status),        "-", "-", "-", "-",
-            "-",        first_loss_cell(r), loss_cell(r, r.last_loss())};
+    Cells c{name_of(r),  r.device, to_string(r.status),        "-", "-", "-", "-", "-",
+            first_loss_cell(r), loss_cell(r, r.last_loss()), "",  "", ""};
     if (has_timings(r)) {
         c[3] = fmt::format("{:.3f}", r.stats.median_ms);
         c[4] = fmt::format("{:.3f}", r.stats.iqr_ms);
@@ -69,9 +77,10 @@ std::string padded(const std::string& s, size_t width, bool left) {
     return left ? s + pad : pad + s;
 }
 
-void append_row(std::string& out, const Cells& cells, const std::array<size_t, kColumns>& width) {
+void append_row(std::string& out, const Cells& cells, const std::array<size_t, kColumns>& width,
+                size_t columns) {
     std::string line;
-    for (size_t i = 0; i < kColumns; ++i) {
+    for (size_t i = 0; i < columns; ++i) {
         if (i > 0) line += "  ";
         line += padded(cells[i], width[i], i < kTextColumns);
     }
@@ -123,27 +132,116 @@ std::vector<std::string> footnotes(const BackendRun& r) {
     return notes;
 }
 
-std::string format_table(const std::vector<BackendRun>& runs) {
-    std::vector<Cells> rows;
-    rows.reserve(runs.size());
-    for (const BackendRun& r : runs) rows.push_back(row_of(r));
+// A backend's rounds as one run: every timed step of every round, the statistics over them all,
+// the first round's identity and status.
+BackendRun merged(const std::vector<const BackendRun*>& rounds) {
+    BackendRun m = *rounds.front();
+    for (size_t i = 1; i < rounds.size(); ++i) {
+        const BackendRun& r = *rounds[i];
+        if (!has_timings(r)) continue;
+        m.samples_ms.insert(m.samples_ms.end(), r.samples_ms.begin(), r.samples_ms.end());
+        m.cpu_ms.insert(m.cpu_ms.end(), r.cpu_ms.begin(), r.cpu_ms.end());
+        m.losses = r.losses;
+    }
+    if (has_timings(m)) m.stats = compute_stats(m.samples_ms, m.batch, m.flops_per_step);
+    return m;
+}
 
+// "1.208x [1.190, 1.231]", with "no significant difference" where the interval holds 1.
+std::string ratio_cell(const Comparison& c) {
+    if (c.rounds == 0) return "-";
+    std::string s = ratio_and_interval(c.ratio, c.ratio_interval);
+    if (c.ratio_interval.known() && !c.significant()) s += " no significant difference";
+    return s;
+}
+
+// Whether the first timed step was the slowest of its round in every round, which steps in a
+// random order of n a round do with probability the product of 1/n, below 1 in 100: the warm-up
+// did not reach the steady state.
+bool warmup_too_short(const BackendRounds& rounds) {
+    double chance = 1;
+    for (const BackendRun* r : rounds) {
+        if (r->status != Status::ok || r->samples_ms.size() < 2) continue;
+        const auto slowest = std::max_element(r->samples_ms.begin(), r->samples_ms.end());
+        if (slowest != r->samples_ms.begin() ||
+            std::count(r->samples_ms.begin(), r->samples_ms.end(), *slowest) > 1)
+            return false;
+        chance /= static_cast<double>(r->samples_ms.size());
+    }
+    return chance < 0.01;
+}
+
+// Whether a backend reached the plan's target and, if not, what ended the rounds first.
+std::string target_cell(const RoundPlan& plan, const Comparison& c) {
+    if (c.rounds == 0) return "-";
+    if (relative_half_width(c) <= plan.target) return "yes";
+    if (plan.stopped_by == "budget") return "no: budget spent";
+    if (plan.stopped_by == "max_rounds") return "no: most rounds run";
+    return "no";
+}
+
+std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& plan,
+                         const std::string& config_sha256) {
+    const std::vector<BackendRounds> groups = rounds_by_backend(runs);
+    const auto baseline_group =
+        std::find_if(groups.begin(), groups.end(),
+                     [&](const auto& g) { return g.front()->name() == plan.baseline; });
+    const bool compared = baseline_group != groups.end() && groups.size() > 1;
+    const bool targeted = compared && plan.target > 0;
+
+    std::vector<Cells> rows;
+    std::vector<BackendRun> backends;
+    for (const auto& g : groups) {
+        backends.push_back(merged(g));
+        Cells c = row_of(backends.back());
+        if (compared) {
+            c[10] = std::to_string(g.size());
+            if (&g == &*baseline_group) {
+                c[11] = "baseline";
+            } else if (has_timings(backends.back())) {
+                const Comparison comparison = compare_rounds(g, *baseline_group, config_sha256);
+                c[11] = ratio_cell(comparison);
+                c[12] = target_cell(plan, comparison);
+            }
+        }
+        rows.push_back(c);
+    }
+
+    const size_t columns = kColumns - (targeted ? 0 : kTargetColumns) -
+                           (compared ? 0 : kComparisonColumns);
+    const Cells head = header(plan);
     std::array<size_t, kColumns> width{};
-    for (size_t i = 0; i < kColumns; ++i) width[i] = columns_of(kHeader[i]);
+    for (size_t i = 0; i < kColumns; ++i) width[i] = columns_of(head[i]);
     for (const Cells& c : rows) {
         for (size_t i = 0; i < kColumns; ++i) width[i] = std::max(width[i], columns_of(c[i]));
     }
 
     std::string out;
-    append_row(out, kHeader, width);
+    append_row(out, head, width, columns);
     Cells rule;
     for (size_t i = 0; i < kColumns; ++i) rule[i] = std::string(width[i], '-');
-    append_row(out, rule, width);
-    for (const Cells& c : rows) append_row(out, c, width);
+    append_row(out, rule, width, columns);
+    for (const Cells& c : rows) append_row(out, c, width, columns);
 
     std::string notes;
-    for (const BackendRun& r : runs) {
-        for (const std::string& n : footnotes(r)) notes += n + '\n';
+    if (compared)
+        notes += fmt::format(
+            "vs {}: median step over the baseline's, the geometric mean over the rounds in which "
+            "both ran, [95% interval] over those rounds (docs/statistics.md)\n",
+            plan.baseline);
+    for (size_t i = 0; i < groups.size(); ++i) {
+        for (const std::string& n : footnotes(backends[i])) notes += n + '\n';
+        if (warmup_too_short(groups[i]))
+            notes += fmt::format(
+                "{}: its first timed step was the slowest of its round in every round: more "
+                "warm-up steps may be needed (run.warmup)\n",
+                backends[i].name());
+        for (size_t k = 1; k < groups[i].size(); ++k) {
+            const BackendRun& r = *groups[i][k];
+            if (r.status == Status::ok) continue;
+            notes += fmt::format("{}: round {} {}{}{}\n", r.name(), r.round, to_string(r.status),
+                                 r.message.empty() ? "" : " \u2014 ", r.message);
+        }
     }
     if (!notes.empty()) out += '\n' + notes;
     return out;
@@ -152,7 +250,7 @@ std::string format_table(const std::vector<BackendRun>& runs) {
 }  // namespace
 
 void TableReporter::finalize(const std::vector<BackendRun>& runs) {
-    out_ << format_table(runs);
+    out_ << format_table(runs, provenance_.rounds, provenance_.config_sha256);
     const std::string warnings = environment_warning_lines(provenance_);
     if (!warnings.empty()) out_ << '\n' << warnings;
 }

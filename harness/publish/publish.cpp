@@ -62,9 +62,8 @@ std::string summary_markdown(const std::string& name, const std::vector<std::str
     std::vector<report::ResultsFile> files;
     std::vector<std::string> names;
     for (const auto& csv : csv_paths) {
-        report::ResultsFile& file = files.emplace_back();
-        file.rows = output::read_csv(csv);
-        for (const auto& s : report::read_step_samples(csv)) file.steps_ms[s.backend] = s.ms;
+        for (auto& round : report::rounds_of(output::read_csv(csv), report::read_step_samples(csv)))
+            files.push_back(std::move(round));
         names.push_back("`" + fs::path(csv).filename().string() + "`");
     }
     return fmt::format(

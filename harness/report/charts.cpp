@@ -123,7 +123,7 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
             const output::BackendRun run = output::backend_run_from_json(r);
             if (run.samples_ms.empty()) continue;
             out.push_back({config, label_of(run.name(), run.device, run.math_mode), run.samples_ms,
-                           run.name()});
+                           run.name(), run.round});
         }
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path + ": not a results sidecar: " + e.what());

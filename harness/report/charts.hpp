@@ -17,14 +17,6 @@ struct Chart {
     std::string script;  // the contents of <name>.gp, which reads <name>.dat and writes <name>.svg
 };
 
-// Every timed step of one backend run, from a run's JSON sidecar.
-struct StepSamples {
-    std::string config;
-    std::string label;  // backend, device, math mode
-    std::vector<double> ms;
-    std::string backend;
-};
-
 // The runs with samples in the JSON sidecar of a result CSV (the CSV's path with .json); none
 // when the sidecar is missing. Throws std::runtime_error naming the file when it is unreadable.
 std::vector<StepSamples> read_step_samples(const std::string& csv_path);

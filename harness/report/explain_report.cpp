@@ -66,7 +66,9 @@ std::string cost_row(const Pair& p) {
             fmt::format("{:+.2f}", c.difference_ms) + interval_text(c.difference_interval, false);
         cost_percent = fmt::format("{:+.1f}%", 100 * (c.ratio - 1)) +
                        interval_text({c.ratio_interval.lo - 1, c.ratio_interval.hi - 1}, true);
-        judged = verdict(c.difference_interval, 0);
+        // The ratio's interval decides: over rounds on a machine whose speed moved, the ratio
+        // cancels what a round shares and the difference in ms does not.
+        judged = verdict(c.ratio_interval, 1);
     }
     return fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {} |\n",
                        cell(output::text_of(*p.entry, "config_name")),
@@ -216,7 +218,7 @@ std::string explain_report(const std::vector<ResultsFile>& files) {
         "differ in one thing (an option, the placement, the math mode or the config): their "
         "median ms (the mean over rounds), the "
         "entry's time minus the base's in ms and in % of the base's, with 95% bootstrap "
-        "intervals over every round given, and \"no significant difference\" where the interval "
+        "intervals over every round given, and \"no significant difference\" where the % interval "
         "holds 0 (docs/statistics.md).\n\n"
         "| config | entry | base | change | base ms | entry ms | cost ms [95% interval] | "
         "cost % [95% interval] | rounds | |\n"

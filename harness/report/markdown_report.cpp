@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <utility>
@@ -37,19 +38,13 @@ std::string distinct(const std::vector<output::CsvRow>& rows, const std::string&
     return s.empty() ? "—" : s;
 }
 
-// Three decimals, so that a bound close to 1 shows on which side of it it lies.
-std::string ratio_and_interval(double ratio, const output::Interval& i) {
-    return i.known() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", ratio, i.lo, i.hi)
-                     : fmt::format("{:.2f}x", ratio);
-}
-
 std::string p_text(double p) {
     return p < 0.001 ? "< 0.001" : fmt::format("{:.2g}", p);
 }
 
 // "1.472x [1.431, 1.502], p < 0.001", or "..., p = 0.41, no significant difference".
 std::string ratio_text(const output::Comparison& c) {
-    std::string s = ratio_and_interval(c.ratio, c.ratio_interval);
+    std::string s = output::ratio_and_interval(c.ratio, c.ratio_interval);
     if (!std::isnan(c.p)) s += c.p < 0.001 ? ", p < 0.001" : ", p = " + p_text(c.p);
     if (c.ratio_interval.known() && !c.significant()) s += ", no significant difference";
     return s;
@@ -146,7 +141,7 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
 
     std::string out = fmt::format(
         "\n**Against {0} over every round given**: per config, the geometric mean of the rounds' "
-        "ratios of medians, its 95% bootstrap interval over rounds and steps, and the "
+        "ratios of medians, its 95% interval over the rounds (Student's t), and the "
         "Mann-Whitney p over every step; with several configs, each backend's geometric mean "
         "over them (docs/statistics.md).\n\n"
         "| config | backend | rounds | vs {0} [95% interval] | p | |\n"
@@ -160,7 +155,7 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
         const std::string backend = output::row_name(*g.first);
         out += fmt::format("| {} | {} | {} | {} | {} | {} |\n",
                            cell(output::text_of(*g.first, "config_name")), cell(backend), c.rounds,
-                           ratio_and_interval(c.ratio, c.ratio_interval), p_text(c.p),
+                           output::ratio_and_interval(c.ratio, c.ratio_interval), p_text(c.p),
                            verdict(c.ratio_interval, 1));
         if (by_backend[backend].empty()) backends.push_back(backend);
         by_backend[backend].push_back(&c);
@@ -169,13 +164,32 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
         if (by_backend[backend].size() < 2) continue;
         const output::GeometricMean g = output::geometric_mean(by_backend[backend]);
         out += fmt::format("| geometric mean of {} configs | {} | | {} | | {} |\n", g.comparisons,
-                           cell(backend), ratio_and_interval(g.ratio, g.ratio_interval),
+                           cell(backend), output::ratio_and_interval(g.ratio, g.ratio_interval),
                            verdict(g.ratio_interval, 1));
     }
     return out;
 }
 
 }  // namespace
+
+std::vector<ResultsFile> rounds_of(const std::vector<output::CsvRow>& rows,
+                                   const std::vector<StepSamples>& samples) {
+    std::vector<ResultsFile> files;
+    std::vector<std::string> rounds;
+    auto file_of = [&](const std::string& round) -> ResultsFile& {
+        const auto it = std::find(rounds.begin(), rounds.end(), round);
+        if (it != rounds.end()) return files[static_cast<size_t>(it - rounds.begin())];
+        rounds.push_back(round);
+        return files.emplace_back();
+    };
+    auto round_of = [](const output::CsvRow& r) {
+        const std::string round = output::text_of(r, "round");
+        return round.empty() ? std::string("1") : round;
+    };
+    for (const auto& r : rows) file_of(round_of(r)).rows.push_back(r);
+    for (const auto& s : samples) file_of(std::to_string(s.round)).steps_ms[s.backend] = s.ms;
+    return files;
+}
 
 std::string cell(std::string s) {
     for (size_t pos = 0; (pos = s.find('|', pos)) != std::string::npos; pos += 2)

@@ -19,10 +19,25 @@ struct ReportOptions {
 
 // The rows of one results file (one round) and every timed step of its runs, from its JSON
 // sidecar.
+// Every timed step of one backend run, from a run's JSON sidecar.
+struct StepSamples {
+    std::string config;
+    std::string label;  // backend, device, math mode
+    std::vector<double> ms;
+    std::string backend;
+    int round = 1;
+};
+
 struct ResultsFile {
     std::vector<output::CsvRow> rows;
     std::map<std::string, std::vector<double>> steps_ms;  // backend -> steps; none without sidecar
 };
+
+// A run CSV's rows and its sidecar's steps as its rounds, one ResultsFile each in the order they
+// first appear: a run of several rounds compares as several files of one round do. Rows without
+// a `round` (results from before rounds) are one round.
+std::vector<ResultsFile> rounds_of(const std::vector<output::CsvRow>& rows,
+                                   const std::vector<StepSamples>& samples);
 
 // One line per row: backend, device, status, check, math, threads, median ms, IQR ms, CPU/wall (the
 // worker's CPU time over the wall time), images/s, GFLOP/s, peak memory, losses; when

@@ -9,10 +9,13 @@
 #include "plugin_host/scratch_dir.hpp"
 #include "run/progress.hpp"
 #include "run/provenance.hpp"
+#include "run/round_order.hpp"
 #include "run/worker_launch.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -22,38 +25,69 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What each job is to run, for the progress line's time left: its steps and FLOPs, and the
-// FLOPs of the jobs after it.
+struct Job {
+    int entry, ranks;
+};
+
+// What each job is to run, for the progress line's time left: its steps and FLOPs (later_flops is
+// filled in as the rounds go).
 std::vector<ProgressPlan> progress_plans(const config::RunConfig& config,
-                                         const RunRequest& request,
-                                         const std::vector<std::pair<int, int>>& jobs) {
+                                         const RunRequest& request, const std::vector<Job>& jobs) {
     std::vector<ProgressPlan> plans(jobs.size());
     if (!request.timed_steps) return plans;
     const model::Graph graph = model::build_hourglass(config.model);
     for (size_t i = 0; i < jobs.size(); ++i) {
         const output::BackendRun run =
-            describe_entry(config, config.backends.at(static_cast<size_t>(jobs[i].first)),
+            describe_entry(config, config.backends.at(static_cast<size_t>(jobs[i].entry)),
                            request.overrides, graph);
         plans[i] = {run.warmup, run.iterations, request.profiling.steps,
                     static_cast<double>(run.flops_per_step), 0};
     }
-    double later = 0;
-    for (size_t i = jobs.size(); i-- > 0;) {
-        plans[i].later_flops = later;
-        later += (plans[i].warmup + plans[i].timed + plans[i].profiled) * plans[i].flops_per_step;
-    }
     return plans;
 }
 
+// "round 2/3", or "round 4 of 3-10" when the plan's rounds are not fixed.
+std::string round_text(const output::RoundPlan& plan, int round) {
+    if (plan.min_rounds == plan.max_rounds)
+        return fmt::format("round {}/{}", round, plan.max_rounds);
+    return fmt::format("round {} of {}-{}", round, plan.min_rounds, plan.max_rounds);
+}
+
+// Why the run ran the rounds it did, for stderr.
+std::string stop_text(const output::RoundPlan& plan, const RunOutcome& outcome) {
+    const std::string rounds =
+        fmt::format("{} round{}", outcome.rounds, outcome.rounds == 1 ? "" : "s");
+    switch (outcome.stop) {
+        case Stop::target:
+            return fmt::format(
+                "rounds: stopped after {}: every interval against {} within ±{:g}% of its ratio",
+                rounds, plan.baseline, 100 * plan.target);
+        case Stop::budget:
+            return fmt::format(
+                "rounds: stopped after {}: another would end past the budget of {}", rounds,
+                duration_text(1000 * plan.budget_s));
+        default:
+            return plan.min_rounds == plan.max_rounds
+                       ? fmt::format("rounds: {}, as planned", rounds)
+                       : fmt::format("rounds: stopped after {}, the most the plan allows", rounds);
+    }
+}
+
+double flops_of(const ProgressPlan& p) {
+    return (p.warmup + p.timed + p.profiled) * p.flops_per_step;
+}
+
 output::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
-                           int ranks, const fs::path& scratch, ProgressLine& progress) {
+                           int ranks, int round, const fs::path& scratch,
+                           ProgressLine& progress) {
     WorkerJob job;
     job.config_path = request.config_path;
     job.backend = index;
     job.overrides = request.overrides;
     job.profiling = request.profiling;
     job.ranks = ranks;
-    job.result_path = (scratch / fmt::format("worker-{}-{}.json", index, ranks)).string();
+    job.result_path =
+        (scratch / fmt::format("worker-{}-{}-{}.json", round, index, ranks)).string();
     if (request.adjust_job) request.adjust_job(job);
     return launch_worker(config, job,
                          timeout_of(config, config.backends.at(static_cast<size_t>(index))),
@@ -92,53 +126,106 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
                         output::Reporter& reporter) {
     plugin_host::install_interrupt_handler();
     RunOutcome outcome;
-    const output::Provenance provenance = collect_provenance(config);
+    output::Provenance provenance = collect_provenance(config);
+    provenance.rounds = request.rounds;
+    if (request.rounds.max_rounds > 1) provenance.order_seed = request.order_seed;
     // Before the first backend, so that a user can stop a run whose timings would be spoilt.
     if (request.announce) std::fputs(output::environment_warning_lines(provenance).c_str(), stderr);
     reporter.report_context(provenance);
     plugin_host::ScratchDir scratch;
     // Each entry at each of the config's rank counts (docs/parallel.md), or once as a plain run.
-    std::vector<std::pair<int, int>> jobs;
+    std::vector<Job> jobs;
     for (int entry : request.entries) {
         if (config.parallel.ranks.empty() || request.one_process) {
-            jobs.emplace_back(entry, 0);
+            jobs.push_back({entry, 0});
             continue;
         }
-        for (int ranks : config.parallel.ranks) jobs.emplace_back(entry, ranks);
+        for (int ranks : config.parallel.ranks) jobs.push_back({entry, ranks});
     }
+    const output::RoundPlan& plan = request.rounds;
+    const bool one_round = plan.max_rounds <= 1;
     ProgressLine progress(request.announce && ProgressLine::wanted(request.quiet));
     const std::vector<ProgressPlan> plans =
         progress.enabled() ? progress_plans(config, request, jobs) : std::vector<ProgressPlan>();
-    for (size_t i = 0; i < jobs.size(); ++i) {
-        const auto [index, ranks] = jobs[i];
-        const auto& entry = config.backends.at(static_cast<size_t>(index));
-        if (request.announce)
-            std::fprintf(
-                stderr, "[%zu/%zu] %s (%s on %s%s)\n", i + 1, jobs.size(), entry.name.c_str(),
-                entry.plugin.c_str(), entry.device.c_str(),
-                ranks > 0 ? fmt::format(", {} rank{}", ranks, ranks > 1 ? "s" : "").c_str() : "");
-        if (progress.enabled()) progress.begin(entry.name, plans[i]);
-        output::BackendRun run = run_one(config, request, index, ranks, scratch.path(), progress);
-        progress.end();
-        if (request.on_finished) request.on_finished(run);
-        if (request.announce)
-            std::fprintf(stderr, "      %s%s%s\n", output::to_string(run.status),
-                         run.message.empty() ? "" : ": ", run.message.c_str());
-        // A failure's reason may be in what the libraries wrote; otherwise a count is enough.
-        if (request.announce)
-            std::fputs(
-                plugin_host::log_tail_for_console(
-                    run.log, is_failure(run.status) ? plugin_host::kFailureLogLines : 0, "      ")
-                    .c_str(),
-                stderr);
-        outcome.runs.push_back(std::move(run));
-        output::fill_scaling_efficiency(outcome.runs);
-        if (request.on_runs) request.on_runs(outcome.runs);
-        reporter.report_runs(outcome.runs);
-        if (plugin_host::interrupted()) {
-            outcome.interrupted = true;
-            break;
+    std::vector<bool> repeated(jobs.size(), true);  // whether a job runs in the rounds to come
+    const auto start = std::chrono::steady_clock::now();
+    double longest_round_s = 0;
+    auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    for (int round = 1; !outcome.interrupted; ++round) {
+        const auto round_start = std::chrono::steady_clock::now();
+        outcome.rounds = round;
+        // The rounds expected: the plan's least, or this one when past it.
+        const int rounds = std::max(plan.min_rounds, round);
+        std::vector<size_t> order;
+        if (one_round) {
+            for (size_t i = 0; i < jobs.size(); ++i) order.push_back(i);
+        } else {
+            for (size_t i : round_order(jobs.size(), request.order_seed, round))
+                if (repeated[i]) order.push_back(i);
         }
+        for (size_t n = 0; n < order.size(); ++n) {
+            const auto [index, ranks] = jobs[order[n]];
+            const auto& entry = config.backends.at(static_cast<size_t>(index));
+            if (request.announce)
+                std::fprintf(stderr, "[%s%zu/%zu] %s (%s on %s%s)\n",
+                             one_round ? "" : (round_text(plan, round) + ", ").c_str(),
+                             n + 1, order.size(), entry.name.c_str(), entry.plugin.c_str(),
+                             entry.device.c_str(),
+                             ranks > 0
+                                 ? fmt::format(", {} rank{}", ranks, ranks > 1 ? "s" : "").c_str()
+                                 : "");
+            if (progress.enabled()) {
+                // The time left covers this round's later workers and every round still to come.
+                ProgressPlan job_plan = plans[order[n]];
+                for (size_t later = n + 1; later < order.size(); ++later)
+                    job_plan.later_flops += flops_of(plans[order[later]]);
+                for (size_t i = 0; i < jobs.size(); ++i)
+                    if (repeated[i]) job_plan.later_flops += (rounds - round) * flops_of(plans[i]);
+                progress.begin(one_round ? entry.name
+                                         : fmt::format("{} ({})", entry.name,
+                                                       round_text(plan, round)),
+                               job_plan);
+            }
+            output::BackendRun run =
+                run_one(config, request, index, ranks, round, scratch.path(), progress);
+            progress.end();
+            run.round = round;
+            if (round == 1) repeated[order[n]] = run.status == output::Status::ok;
+            if (request.on_finished) request.on_finished(run);
+            if (request.announce)
+                std::fprintf(stderr, "      %s%s%s\n", output::to_string(run.status),
+                             run.message.empty() ? "" : ": ", run.message.c_str());
+            // A failure's reason may be in what the libraries wrote; otherwise a count is enough.
+            if (request.announce)
+                std::fputs(plugin_host::log_tail_for_console(
+                               run.log, is_failure(run.status) ? plugin_host::kFailureLogLines : 0,
+                               "      ")
+                               .c_str(),
+                           stderr);
+            outcome.runs.push_back(std::move(run));
+            output::fill_scaling_efficiency(outcome.runs);
+            if (request.on_runs) request.on_runs(outcome.runs);
+            reporter.report_runs(outcome.runs);
+            if (plugin_host::interrupted()) {
+                outcome.interrupted = true;
+                break;
+            }
+        }
+        if (outcome.interrupted) break;
+        longest_round_s = std::max(longest_round_s, seconds_since(round_start));
+        outcome.stop = stop_after(plan, round, outcome.runs, provenance.config_sha256,
+                                  seconds_since(start), longest_round_s);
+        if (outcome.stop != Stop::no) break;
+    }
+    if (!outcome.interrupted) {
+        // The files and the table say why the rounds ended.
+        provenance.rounds.stopped_by = to_string(outcome.stop);
+        reporter.report_context(provenance);
+        reporter.report_runs(outcome.runs);
+        if (request.announce && !one_round)
+            std::fprintf(stderr, "%s\n", stop_text(plan, outcome).c_str());
     }
     reporter.finalize(outcome.runs);
     return outcome;

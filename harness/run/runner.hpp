@@ -1,9 +1,11 @@
-// `harness run`: every selected backend entry in its own worker process, one after another, each
-// finished run handed to the reporters at once so that an interrupted run keeps the finished rows.
+// `harness run`: every selected backend entry in its own worker process, one after another, round
+// after round, each finished run handed to the reporters at once so that an interrupted run keeps
+// the finished rows.
 #pragma once
 
 #include "config/config.hpp"
 #include "output/record.hpp"
+#include "run/stopping.hpp"
 #include "run/worker_job.hpp"
 
 #include <functional>
@@ -35,11 +37,19 @@ struct RunRequest {
     // false (harness layers) it gives no time left, the jobs' steps not being the config's.
     bool quiet = false;
     bool timed_steps = true;
+    // Rounds (docs/statistics.md): each entry runs once per round in a fresh worker, the entries
+    // of a round in the order round_order draws from `order_seed`, until stop_after says so; a
+    // run of one round keeps the request's order. An entry that did not end ok in the first round
+    // is not run again.
+    output::RoundPlan rounds;
+    uint64_t order_seed = 0;
 };
 
 struct RunOutcome {
     std::vector<output::BackendRun> runs;
     bool interrupted = false;
+    int rounds = 0;        // rounds begun
+    Stop stop = Stop::no;  // why no other round was run (no: interrupted)
 };
 
 // The reporter hears the provenance first, then every run so far after each run, then finalize:

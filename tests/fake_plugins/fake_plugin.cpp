@@ -2,7 +2,8 @@
 // the loader and the runner can be shown to report them without losing the other backends.
 // `good` trains nothing: its "loss" only decreases so that a run has something to record;
 // `other_loss` does the same from another first loss, as a backend that computed another step;
-// `chatty` is `good` writing log lines to stderr.
+// `chatty` is `good` writing log lines to stderr; `pid` is `good` naming its process among its
+// libraries, so that a test can tell the workers apart.
 #include "hb/plugin.hpp"
 #include "hb/profile.hpp"
 
@@ -16,7 +17,10 @@ static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 3,
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
+
+#include <unistd.h>
 
 namespace {
 
@@ -94,6 +98,9 @@ public:
         info.version = "0.0.1";
         info.description = "test fixture";
         info.libraries = {{"nothing", "1.0"}};
+#if defined(FAKE_pid)
+        info.libraries.emplace_back("process", std::to_string(getpid()));
+#endif
 #if !defined(FAKE_unprofiled)
         info.capabilities = HB_CAP_PROFILE;
 #endif

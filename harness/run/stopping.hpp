@@ -1,0 +1,28 @@
+// When a run of rounds stops (docs/statistics.md, "Rounds in one run"): on the answer, not on a
+// count. After each round from the plan's minimum on (and never before the second when it aims
+// at a target), the run stops once every backend's interval against the baseline is within the
+// target, or when another round would end past the budget, or at the most rounds.
+#pragma once
+
+#include "output/record.hpp"
+#include "output/round_comparison.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness::run {
+
+enum class Stop { no, target, budget, max_rounds };
+const char* to_string(Stop stop);
+
+// After round `round` (1, 2, ...) of `runs` (every run so far), `elapsed_s` since the first round
+// started, the longest round so far having taken `round_s`.
+Stop stop_after(const output::RoundPlan& plan, int round, const std::vector<output::BackendRun>& runs,
+                const std::string& config_sha256, double elapsed_s, double round_s);
+
+// Whether `runs` against the plan's baseline has reached the plan's target: its interval over the
+// rounds is known and within the target.
+bool reached_target(const output::RoundPlan& plan, const output::BackendRounds& runs,
+                    const output::BackendRounds& baseline, const std::string& config_sha256);
+
+}  // namespace harness::run

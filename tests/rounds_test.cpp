@@ -1,0 +1,147 @@
+// Rounds inside `harness run` (docs/statistics.md, "Rounds"): the order drawn anew each round and
+// recorded, a fresh worker for every backend in every round, and the run's table and
+// `harness report` reading the rounds of one file as the rounds of several.
+#include "harness_process.hpp"
+#include "output/csv_reader.hpp"
+#include "run/round_order.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace {
+
+using harness::run::round_order;
+using harness::testing::run_harness;
+using harness::testing::TempDir;
+
+TEST(RoundOrder, IsAPermutationThatTheSeedAndTheRoundFix) {
+    for (size_t n : {0u, 1u, 2u, 7u}) {
+        std::vector<size_t> order = round_order(n, 42, 1);
+        EXPECT_EQ(order, round_order(n, 42, 1));
+        std::sort(order.begin(), order.end());
+        for (size_t i = 0; i < n; ++i) EXPECT_EQ(order[i], i);
+    }
+    // Another round or another seed draws another order (seven entries: 5040 orders).
+    EXPECT_NE(round_order(7, 42, 1), round_order(7, 42, 2));
+    EXPECT_NE(round_order(7, 42, 1), round_order(7, 43, 1));
+}
+
+// Each of three backends runs first, second and third about equally often.
+TEST(RoundOrder, EveryBackendTakesEveryPlaceAsOften) {
+    constexpr int kRounds = 3000;
+    std::map<std::pair<size_t, size_t>, int> count;  // (backend, place) -> rounds
+    for (int round = 1; round <= kRounds; ++round) {
+        const std::vector<size_t> order = round_order(3, 7, round);
+        for (size_t place = 0; place < order.size(); ++place) ++count[{order[place], place}];
+    }
+    // Binomial(3000, 1/3): sd 26; 5 sd either side.
+    for (const auto& [key, n] : count) {
+        EXPECT_GT(n, 1000 - 130) << key.first << " at " << key.second;
+        EXPECT_LT(n, 1000 + 130) << key.first << " at " << key.second;
+    }
+}
+
+class RoundsRun : public ::testing::Test {
+protected:
+    // Three fake backends that name their worker's process, and one that never runs.
+    std::string write_config(const std::string& run_section) {
+        const std::string path = dir_ / "rounds.yaml";
+        std::ofstream(path) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, "
+                               "input_size: 16, batch: 2}\n"
+                            << run_section
+                            << "backends:\n"
+                               "  - {name: a, plugin: fake_pid}\n"
+                               "  - {name: b, plugin: fake_pid}\n"
+                               "  - {name: unavailable, plugin: fake_unavailable}\n"
+                               "  - {name: c, plugin: fake_pid}\n";
+        return path;
+    }
+    std::string env() const { return harness::testing::fake_plugins_env(); }
+    TempDir dir_;
+};
+
+TEST_F(RoundsRun, EachRoundRunsEveryBackendInAFreshWorkerInTheOrderItRecords) {
+    const std::string config = write_config("run: {warmup: 0, iterations: 3}\n");
+    const std::string csv = dir_ / "r.csv";
+    auto run = run_harness("run " + config + " --rounds 3 --order-seed 11 --output " + csv, env());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("[round 3/3, 3/3]"), std::string::npos) << run.output;
+
+    const auto rows = harness::output::read_csv(csv);
+    // The unavailable backend is skipped in the first round and not tried again.
+    ASSERT_EQ(rows.size(), 1u + 3 * 3) << run.output;
+    const std::vector<std::string> names = {"a", "b", "unavailable", "c"};
+    std::set<std::string> processes;
+    size_t row = 0;
+    for (int round = 1; round <= 3; ++round) {
+        for (size_t entry : round_order(names.size(), 11, round)) {
+            if (round > 1 && names[entry] == "unavailable") continue;
+            ASSERT_LT(row, rows.size());
+            EXPECT_EQ(rows[row].at("backend"), names[entry]) << "round " << round;
+            EXPECT_EQ(rows[row].at("round"), std::to_string(round));
+            EXPECT_EQ(rows[row].at("order_seed"), "11");
+            if (rows[row].at("status") == "ok") processes.insert(rows[row].at("libraries"));
+            ++row;
+        }
+    }
+    EXPECT_EQ(processes.size(), 9u) << "a worker served more than one run";
+
+    const nlohmann::json sidecar = harness::testing::read_json(dir_ / "r.json");
+    EXPECT_EQ(sidecar.at("provenance").at("order_seed"), 11u);
+    for (size_t i = 0; i < rows.size(); ++i)
+        EXPECT_EQ(std::to_string(sidecar.at("runs").at(i).at("round").get<int>()),
+                  rows[i].at("round"));
+}
+
+// The config's run section chooses the rounds and the baseline; the table gives each backend's
+// ratio to it over the rounds, as `harness report` does over the same file.
+TEST_F(RoundsRun, TheTableAndTheReportGiveTheSameRatioOverTheRounds) {
+    const std::string config =
+        write_config("run: {warmup: 0, iterations: 4, rounds: 3, order_seed: 5, baseline: b}\n");
+    const std::string csv = dir_ / "r.csv";
+    auto run = run_harness("run " + config + " --output " + csv, env());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("vs b"), std::string::npos) << run.output;
+    const auto rows = harness::output::read_csv(csv);
+    EXPECT_EQ(rows.back().at("round"), "3");
+    EXPECT_EQ(rows.back().at("order_seed"), "5");
+
+    auto report = run_harness("report " + csv + " --baseline b", env());
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    EXPECT_NE(report.output.find("over every round given"), std::string::npos) << report.output;
+    for (const std::string name : {"a", "c"}) {
+        const size_t at = report.output.find("| " + name + " | 3 | ");
+        ASSERT_NE(at, std::string::npos) << report.output;
+        const size_t from = at + name.size() + 8;
+        const std::string ratio =
+            report.output.substr(from, report.output.find(" |", from) - from);
+        const size_t line = run.output.find("\n" + name + " ");
+        ASSERT_NE(line, std::string::npos) << run.output;
+        EXPECT_NE(run.output.substr(line, run.output.find('\n', line + 1) - line).find(ratio),
+                  std::string::npos)
+            << ratio << "\n"
+            << run.output;
+    }
+}
+
+TEST_F(RoundsRun, ABaselineThatIsNotAnEntryIsAnErrorAtItsPlace) {
+    const std::string config = write_config("run: {rounds: 2, baseline: nobody}\n");
+    auto run = run_harness("run " + config + " --output " + (dir_ / "r.csv"), env());
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("rounds.yaml:2:"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("key 'run.baseline'"), std::string::npos) << run.output;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "r.csv"));
+
+    auto flag = run_harness("run " + write_config("") + " --baseline nobody --output " +
+                                (dir_ / "r.csv"),
+                            env());
+    EXPECT_EQ(flag.exit_code, 2) << flag.output;
+    EXPECT_NE(flag.output.find("--baseline 'nobody'"), std::string::npos) << flag.output;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "r.csv"));
+}
+
+}  // namespace

@@ -1,0 +1,104 @@
+// The stopping rule of a run of rounds (run/stopping.hpp) on synthetic streams of steps whose
+// ratio and spread are known: it stops at the target, at the budget or at the most rounds, and
+// never before two rounds nor before the plan's least.
+#include "run/stopping.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace {
+
+using harness::output::BackendRun;
+using harness::run::Stop;
+
+// Rounds of "base" and of "x", which takes `ratio` times its time: each round moves both by a
+// shared factor and "x" by its own (sd `round_sd`, log scale), each step by `step_sd`.
+class Stream {
+public:
+    Stream(double ratio, double round_sd, double step_sd)
+        : ratio_(ratio), round_sd_(round_sd), step_sd_(step_sd) {}
+
+    void add_round() {
+        ++round_;
+        const double shared = std::exp(0.05 * normal_(engine_));
+        const double own = std::exp(round_sd_ * normal_(engine_));
+        runs_.push_back(run("base", 100 * shared));
+        runs_.push_back(run("x", 100 * ratio_ * shared * own));
+    }
+    const std::vector<BackendRun>& runs() const { return runs_; }
+
+private:
+    BackendRun run(const std::string& name, double ms) {
+        BackendRun r;
+        r.backend = name;
+        r.status = harness::output::Status::ok;
+        r.round = round_;
+        for (int i = 0; i < 5; ++i) r.samples_ms.push_back(ms * std::exp(step_sd_ * normal_(engine_)));
+        return r;
+    }
+    double ratio_, round_sd_, step_sd_;
+    int round_ = 0;
+    std::vector<BackendRun> runs_;
+    std::mt19937_64 engine_{7};
+    std::normal_distribution<double> normal_{0, 1};
+};
+
+harness::output::RoundPlan plan(int least, int most, double target, double budget_s) {
+    return {least, most, target, budget_s, "base", ""};
+}
+
+TEST(Stopping, StopsAtTheTargetAndNeverBeforeTwoRounds) {
+    Stream stream(1.3, 0.01, 0.01);
+    const auto p = plan(1, 50, 0.02, 0);
+    int round = 0;
+    Stop stop = Stop::no;
+    while (stop == Stop::no) {
+        stream.add_round();
+        ++round;
+        stop = harness::run::stop_after(p, round, stream.runs(), "sha", round * 10.0, 10);
+        if (round == 1) {
+            EXPECT_EQ(stop, Stop::no);
+        }
+    }
+    EXPECT_EQ(stop, Stop::target);
+    EXPECT_GE(round, 3);  // two rounds give t(0.975, 1) = 12.7: far too wide for ±2%
+    EXPECT_LT(round, 50);
+    const auto backends = harness::output::rounds_by_backend(stream.runs());
+    const auto c = harness::output::compare_rounds(backends[1], backends[0], "sha");
+    EXPECT_LE(harness::output::relative_half_width(c), 0.02);
+    EXPECT_TRUE(c.ratio_interval.contains(1.3)) << c.ratio_interval.lo << " " << c.ratio_interval.hi;
+}
+
+TEST(Stopping, StopsBeforeARoundThatWouldEndPastTheBudget) {
+    Stream stream(1.3, 0.2, 0.05);  // far too noisy for ±1% in any affordable number of rounds
+    const auto p = plan(3, 50, 0.01, 55);
+    for (int round = 1; round <= 5; ++round) {
+        stream.add_round();
+        const Stop stop = harness::run::stop_after(p, round, stream.runs(), "sha", round * 10.0, 10);
+        // The least rounds run whatever the budget; then 50 s + another 10 s round is past 55 s.
+        EXPECT_EQ(stop, round < 5 ? Stop::no : Stop::budget) << "round " << round;
+    }
+    const auto tight = plan(3, 50, 0, 5);
+    EXPECT_EQ(harness::run::stop_after(tight, 2, stream.runs(), "sha", 20, 10), Stop::no);
+    EXPECT_EQ(harness::run::stop_after(tight, 3, stream.runs(), "sha", 30, 10), Stop::budget);
+}
+
+TEST(Stopping, StopsAtTheMostRoundsAndWithoutABaselineNeverAtTheTarget) {
+    Stream stream(1.3, 0.0, 0.0);
+    for (int round = 1; round <= 4; ++round) stream.add_round();
+    EXPECT_EQ(harness::run::stop_after(plan(1, 4, 0.5, 0), 4, stream.runs(), "sha", 0, 0),
+              Stop::max_rounds);
+    EXPECT_EQ(harness::run::stop_after(plan(1, 9, 0.5, 0), 3, stream.runs(), "sha", 0, 0),
+              Stop::target);
+    auto nobody = plan(1, 9, 0.5, 0);
+    nobody.baseline = "nobody";
+    EXPECT_EQ(harness::run::stop_after(nobody, 3, stream.runs(), "sha", 0, 0), Stop::no);
+    // Fixed rounds: as many as planned.
+    EXPECT_EQ(harness::run::stop_after(plan(3, 3, 0, 0), 2, stream.runs(), "sha", 0, 0), Stop::no);
+    EXPECT_EQ(harness::run::stop_after(plan(3, 3, 0, 0), 3, stream.runs(), "sha", 0, 0),
+              Stop::max_rounds);
+}
+
+}  // namespace
