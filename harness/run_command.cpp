@@ -116,6 +116,13 @@ std::string table_baseline(const config::RunConfig& config, const std::vector<in
     return "";
 }
 
+std::vector<std::string> entry_names(const config::RunConfig& config,
+                                     const std::vector<int>& entries) {
+    std::vector<std::string> names;
+    for (int i : entries) names.push_back(config.backends.at(static_cast<size_t>(i)).name);
+    return names;
+}
+
 // The config's run section, with what the command line sets instead. --rounds alone fixes the
 // rounds; the most is never below the least.
 output::RoundPlan round_plan(const config::RunConfig& config, const RunArgs& args,
@@ -190,7 +197,8 @@ int run_command(const RunArgs& args) {
     if (args.json)
         reporters.add(std::make_unique<output::JsonReporter>(std::cout));
     else
-        reporters.add(std::make_unique<output::TableReporter>(std::cout));
+        reporters.add(std::make_unique<output::TableReporter>(
+            std::cout, entry_names(config, request.entries)));
 
     run::RunOutcome outcome;
     try {

@@ -106,6 +106,12 @@ TEST_F(RoundsRun, TheTableAndTheReportGiveTheSameRatioOverTheRounds) {
     auto run = run_harness("run " + config + " --output " + csv, env());
     ASSERT_EQ(run.exit_code, 0) << run.output;
     EXPECT_NE(run.output.find("vs b"), std::string::npos) << run.output;
+    // The table lists the backends in the config's order, whatever order they ran in.
+    const size_t table = run.output.find("\nbackend ");
+    ASSERT_NE(table, std::string::npos) << run.output;
+    EXPECT_LT(run.output.find("\na ", table), run.output.find("\nb ", table)) << run.output;
+    EXPECT_LT(run.output.find("\nb ", table), run.output.find("\nunavailable ", table));
+    EXPECT_LT(run.output.find("\nunavailable ", table), run.output.find("\nc ", table));
     const auto rows = harness::output::read_csv(csv);
     EXPECT_EQ(rows.back().at("round"), "3");
     EXPECT_EQ(rows.back().at("order_seed"), "5");

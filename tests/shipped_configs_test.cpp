@@ -147,7 +147,7 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_EQ(c.batches, 2);
     EXPECT_EQ(c.placement, HB_PLACEMENT_DEVICE);
     EXPECT_EQ(c.warmup, 2);
-    EXPECT_EQ(c.iterations, 3);
+    EXPECT_EQ(c.iterations, 2);
     EXPECT_EQ(c.timeout_s, 1800);
     // Rounds until every interval against libtorch-cpu is within ±2%, 3 to 10, within 13 min.
     EXPECT_EQ(c.rounds, 3);
@@ -177,10 +177,11 @@ TEST(ShippedConfigs, Hourglass8) {
     EXPECT_TRUE(c.backends[2].options.empty());
     for (const hc::BackendEntry& b : c.backends) {
         EXPECT_NE(b.plugin, "reference");
-        // oneDNN reaches its steady state in one step; a GPU entry times 20 steps a round.
+        // oneDNN reaches its steady state in one step; a GPU entry times 20 steps a round,
+        // TensorFlow, whose worker costs most to start, 3.
         const bool onednn = b.plugin.rfind("onednn", 0) == 0, gpu = b.device != "cpu";
         EXPECT_EQ(b.warmup, onednn ? 1 : gpu ? 3 : -1) << b.name;
-        EXPECT_EQ(b.iterations, gpu ? 20 : -1) << b.name;
+        EXPECT_EQ(b.iterations, gpu ? 20 : b.plugin == "tensorflow" ? 3 : -1) << b.name;
         EXPECT_EQ(b.timeout_s, -1);
     }
 }

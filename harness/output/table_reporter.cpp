@@ -181,8 +181,13 @@ std::string target_cell(const RoundPlan& plan, const Comparison& c) {
 }
 
 std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& plan,
-                         const std::string& config_sha256) {
-    const std::vector<BackendRounds> groups = rounds_by_backend(runs);
+                         const std::string& config_sha256, const std::vector<std::string>& order) {
+    std::vector<BackendRounds> groups = rounds_by_backend(runs);
+    auto place = [&](const BackendRounds& g) {
+        return std::find(order.begin(), order.end(), g.front()->backend) - order.begin();
+    };
+    std::stable_sort(groups.begin(), groups.end(),
+                     [&](const auto& a, const auto& b) { return place(a) < place(b); });
     const auto baseline_group =
         std::find_if(groups.begin(), groups.end(),
                      [&](const auto& g) { return g.front()->name() == plan.baseline; });
@@ -250,7 +255,7 @@ std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& p
 }  // namespace
 
 void TableReporter::finalize(const std::vector<BackendRun>& runs) {
-    out_ << format_table(runs, provenance_.rounds, provenance_.config_sha256);
+    out_ << format_table(runs, provenance_.rounds, provenance_.config_sha256, order_);
     const std::string warnings = environment_warning_lines(provenance_);
     if (!warnings.empty()) out_ << '\n' << warnings;
 }

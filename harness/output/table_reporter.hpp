@@ -8,19 +8,25 @@
 #include "output/reporter.hpp"
 
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace harness::output {
 
 class TableReporter final : public Reporter {
 public:
-    // The baseline and the target, if any, are the provenance's round plan.
-    explicit TableReporter(std::ostream& out) : out_(out) {}
+    // The baseline and the target, if any, are the provenance's round plan. The backends named in
+    // `order` (the config's order) come first, in that order; the others as they first ran.
+    explicit TableReporter(std::ostream& out, std::vector<std::string> order = {})
+        : out_(out), order_(std::move(order)) {}
     void report_context(const Provenance& provenance) override { provenance_ = provenance; }
     // The columns are as wide as the widest run, so the table is written once, at the end.
     void finalize(const std::vector<BackendRun>& runs) override;
 
 private:
     std::ostream& out_;
+    std::vector<std::string> order_;
     Provenance provenance_;
 };
 
