@@ -11,8 +11,8 @@ round, with the one-round bootstrap over its steps.
   scripts/calibration.py OUT_DIR [--runs 6] [--config configs/hourglass2.yaml]
       [--backends onednn,libtorch-cpu,...] [--baseline libtorch-cpu] [-- RUN_ARGS...]
 
-RUN_ARGS are handed to every `harness run` (default: --rounds 3 --warmup 1 --iterations 5, the
-main job's plan). Runs already in OUT_DIR (run-K.csv with its sidecar) are reused, so an
+RUN_ARGS are handed to every `harness run` (default: --rounds 3 --warmup 2 --iterations 2, the
+main job's plan of rounds and steps, configs/hourglass8.yaml). Runs already in OUT_DIR (run-K.csv with its sidecar) are reused, so an
 interrupted calibration goes on where it stopped. Writes OUT_DIR/calibration.md and prints it.
 """
 
@@ -29,7 +29,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BACKENDS = ("onednn,libtorch-cpu,onednn-debian,libtorch-cpu-debian,tensorflow,"
                     "tensorflow-onednn")
-DEFAULT_RUN_ARGS = ["--rounds", "3", "--warmup", "1", "--iterations", "5"]
+DEFAULT_RUN_ARGS = ["--rounds", "3", "--warmup", "2", "--iterations", "2"]
 CALIBRATED = math.erf(1.959963985 / math.sqrt(2) / math.sqrt(2))
 RATIO = re.compile(r"([0-9.]+)x \[([0-9.]+), ([0-9.]+)\]")
 

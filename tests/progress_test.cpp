@@ -144,6 +144,26 @@ TEST(ProgressLine, ATerminalSeesEachBackendsStepsAndThenItsRow) {
     EXPECT_NE(r.output.find(kRewrite + "      ok"), std::string::npos) << r.output;
 }
 
+// A run of rounds: the line names the round, and in the first round of one backend its estimate
+// for the whole run counts the round still to come.
+TEST(ProgressLine, ShowsTheRoundAndItsEstimateCoversTheRoundsToCome) {
+    TempDir dir;
+    const auto r = run_in_terminal(
+        "run " + std::string(HB_SOURCE_DIR) +
+            "/configs/check-tiny.yaml --backends reference --warmup 1 --iterations 3 --rounds 2 "
+            "--output " + (dir / "r.csv"),
+        "TERM=xterm NO_COLOR=1 XDG_CACHE_HOME=" + (dir / "cache"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const size_t second = r.output.find("[round 2/2, 1/1] reference");
+    ASSERT_NE(second, std::string::npos) << r.output;
+    const size_t timed = r.output.find("reference (round 1/2): timed 3/3");
+    ASSERT_LT(timed, second) << r.output;
+    EXPECT_LT(r.output.find(", all ~", timed), second) << r.output;
+    EXPECT_NE(r.output.find("reference (round 2/2): timed 3/3", second), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("rounds: 2, as planned"), std::string::npos) << r.output;
+}
+
 TEST(ProgressLine, CheckShowsTheBaselineTheEnsembleAndEachBackend) {
     TempDir dir;
     const auto r = run_in_terminal("check " + std::string(HB_SOURCE_DIR) +

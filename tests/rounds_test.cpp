@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -132,6 +133,23 @@ TEST_F(RoundsRun, TheTableAndTheReportGiveTheSameRatioOverTheRounds) {
             << ratio << "\n"
             << run.output;
     }
+}
+
+// A run of several rounds is published as it is, every round's rows in its summary.
+TEST_F(RoundsRun, IsPublishedWithEveryRound) {
+    const std::string config = write_config("run: {warmup: 0, iterations: 2, rounds: 2}\n");
+    const std::string csv = dir_ / "r.csv";
+    auto run = run_harness("run " + config + " --output " + csv, env());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    auto publish = run_harness(
+        "publish " + csv + " --to " + (dir_ / "results/rounds") + " --allow-unchecked", env());
+    ASSERT_EQ(publish.exit_code, 0) << publish.output;
+    std::ifstream in(dir_ / "results/rounds/summary.md");
+    const std::string summary((std::istreambuf_iterator<char>(in)), {});
+    size_t rows = 0;
+    for (size_t at = 0; (at = summary.find("\n| c | cpu | ok", at)) != std::string::npos; ++at)
+        ++rows;
+    EXPECT_EQ(rows, 2u) << summary;
 }
 
 TEST_F(RoundsRun, ABaselineThatIsNotAnEntryIsAnErrorAtItsPlace) {

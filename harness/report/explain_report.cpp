@@ -217,9 +217,9 @@ std::string explain_report(const std::vector<ResultsFile>& files) {
         "the first file's, the first config's entry of its name, round by round. Where the two "
         "differ in one thing (an option, the placement, the math mode or the config): their "
         "median ms (the mean over rounds), the "
-        "entry's time minus the base's in ms and in % of the base's, with 95% bootstrap "
-        "intervals over every round given, and \"no significant difference\" where the % interval "
-        "holds 0 (docs/statistics.md).\n\n"
+        "entry's time minus the base's in ms and in % of the base's, with 95% intervals (one "
+        "round: the bootstrap over its steps; several: Student's t over the rounds), and \"no "
+        "significant difference\" where the % interval holds 0 (docs/statistics.md).\n\n"
         "| config | entry | base | change | base ms | entry ms | cost ms [95% interval] | "
         "cost % [95% interval] | rounds | |\n"
         "|---|---|---|---|---:|---:|---:|---:|---:|---|\n";

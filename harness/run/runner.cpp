@@ -68,7 +68,7 @@ std::string stop_text(const output::RoundPlan& plan, const RunOutcome& outcome) 
                 duration_text(1000 * plan.budget_s));
         default:
             return plan.min_rounds == plan.max_rounds
-                       ? fmt::format("rounds: {}, as planned", rounds)
+                       ? fmt::format("rounds: {}, as planned", outcome.rounds)
                        : fmt::format("rounds: stopped after {}, the most the plan allows", rounds);
     }
 }
