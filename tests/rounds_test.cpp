@@ -152,6 +152,18 @@ TEST_F(RoundsRun, IsPublishedWithEveryRound) {
     EXPECT_EQ(rows, 2u) << summary;
 }
 
+// No entry ran in the first round: no later round would run anything.
+TEST_F(RoundsRun, StopAfterTheFirstWhenNothingRan) {
+    const std::string config = write_config("run: {rounds: 2, max_rounds: 9}\n");
+    auto run = run_harness("run " + config + " --backends unavailable --output " + (dir_ / "r.csv"),
+                           env());
+    EXPECT_EQ(run.exit_code, 4) << run.output;
+    EXPECT_NE(run.output.find("rounds: stopped after 1 round: no backend ran to run again"),
+              std::string::npos)
+        << run.output;
+    EXPECT_EQ(harness::output::read_csv(dir_ / "r.csv").size(), 1u);
+}
+
 TEST_F(RoundsRun, ABaselineThatIsNotAnEntryIsAnErrorAtItsPlace) {
     const std::string config = write_config("run: {rounds: 2, baseline: nobody}\n");
     auto run = run_harness("run " + config + " --output " + (dir_ / "r.csv"), env());

@@ -52,8 +52,8 @@ struct RoundPlan {
     double target = 0;     // a share of the ratio (0.02: ±2%); 0: none
     double budget_s = 0;   // seconds from the start of the first round; 0: none
     std::string baseline;  // the backend the others are compared with; "": none
-    // Once the rounds are over: why no other was run ("target", "budget", "max_rounds"); "" while
-    // they run, and for an interrupted run.
+    // Once the rounds are over: why no other was run ("target", "budget", "max_rounds",
+    // "nothing_ran"); "" while they run, and for an interrupted run.
     std::string stopped_by;
 };
 

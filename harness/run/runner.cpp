@@ -66,6 +66,8 @@ std::string stop_text(const output::RoundPlan& plan, const RunOutcome& outcome) 
             return fmt::format(
                 "rounds: stopped after {}: another would end past the budget of {}", rounds,
                 duration_text(1000 * plan.budget_s));
+        case Stop::nothing_ran:
+            return fmt::format("rounds: stopped after {}: no backend ran to run again", rounds);
         default:
             return plan.min_rounds == plan.max_rounds
                        ? fmt::format("rounds: {}, as planned", outcome.rounds)
@@ -217,6 +219,9 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
         longest_round_s = std::max(longest_round_s, seconds_since(round_start));
         outcome.stop = stop_after(plan, round, outcome.runs, provenance.config_sha256,
                                   seconds_since(start), longest_round_s);
+        if (outcome.stop == Stop::no && std::none_of(repeated.begin(), repeated.end(),
+                                                     [](bool again) { return again; }))
+            outcome.stop = Stop::nothing_ran;
         if (outcome.stop != Stop::no) break;
     }
     if (!outcome.interrupted) {

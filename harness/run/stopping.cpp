@@ -14,6 +14,8 @@ const char* to_string(Stop stop) {
             return "budget";
         case Stop::max_rounds:
             return "max_rounds";
+        case Stop::nothing_ran:
+            return "nothing_ran";
     }
     return "unknown";
 }

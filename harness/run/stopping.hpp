@@ -12,7 +12,8 @@
 
 namespace harness::run {
 
-enum class Stop { no, target, budget, max_rounds };
+// nothing_ran: no entry ended ok in the first round, so no later round would run anything.
+enum class Stop { no, target, budget, max_rounds, nothing_ran };
 const char* to_string(Stop stop);
 
 // After round `round` (1, 2, ...) of `runs` (every run so far), `elapsed_s` since the first round
