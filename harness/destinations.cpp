@@ -26,8 +26,9 @@ namespace {
 // A folder that a command will write in, checked before anything runs or is created: an
 // existing folder must take a new file (a probe file is made and removed at once: permissions
 // alone do not tell, /proc is writable for root), a missing one must be creatable from its nearest
-// existing parent. Throws a UsageError naming the option and the path.
-void check_folder(const std::string& option, const fs::path& dir) {
+// existing parent. Throws a UsageError naming the option and `target`, the file or folder that
+// would be written in it.
+void check_folder(const std::string& option, const fs::path& dir, const fs::path& target) {
     std::error_code ec;
     fs::path existing = dir;
     while (!existing.empty() && !fs::exists(existing, ec)) {
@@ -41,8 +42,9 @@ void check_folder(const std::string& option, const fs::path& dir) {
                          existing.string() + " is not a folder");
     std::string probe = (existing / ".harness-probe-XXXXXX").string();
     if (::mkdtemp(probe.data()) == nullptr)
-        throw UsageError(option + ": cannot write in " + existing.string() + ": " +
-                         std::strerror(errno));
+        throw UsageError(option + ": cannot write " + target.string() +
+                         ": no file can be made in " + existing.string() + " (" +
+                         std::strerror(errno) + ")");
     fs::remove(probe, ec);
 }
 
@@ -54,7 +56,7 @@ void check_file(const std::string& option, const std::string& path) {
         throw UsageError(option + ": " + path + " is a folder; give a file name, such as " +
                          (fs::path(path) / "results.csv").string());
     const fs::path dir = fs::path(path).parent_path();
-    check_folder(option, dir.empty() ? fs::path(".") : dir);
+    check_folder(option, dir.empty() ? fs::path(".") : dir, path);
 }
 
 void check_dir(const std::string& option, const std::string& dir) {
@@ -64,7 +66,7 @@ void check_dir(const std::string& option, const std::string& dir) {
                          fs::read_symlink(dir, ec).string() + ", which does not exist");
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw UsageError(option + ": " + dir + " is a file, not a folder");
-    check_folder(option, dir);
+    check_folder(option, dir, dir);
 }
 
 void create_folder(const std::string& option, const fs::path& dir) {

@@ -71,6 +71,7 @@ int report_command(const ReportArgs& args) {
     std::vector<output::CsvRow> rows;
     std::vector<report::StepSamples> samples;
     std::vector<report::ProfiledRun> profiles;
+    std::vector<std::string> without_sidecar;  // whose runs the sidecar's charts leave out
     try {
         std::vector<NamedFile> inputs, destinations;
         for (const auto& csv : args.csvs) {
@@ -86,6 +87,8 @@ int report_command(const ReportArgs& args) {
                 !problem.empty())
                 throw std::runtime_error(csv + ": " + problem);
             rows.insert(rows.end(), table.rows.begin(), table.rows.end());
+            std::error_code ec;
+            if (!fs::exists(output::sidecar_path(csv), ec)) without_sidecar.push_back(csv);
             std::vector<report::StepSamples> file_samples;
             try {
                 file_samples = report::read_step_samples(csv);
@@ -117,6 +120,13 @@ int report_command(const ReportArgs& args) {
         for (auto& c : report::attribution_charts(profiles)) charts.push_back(std::move(c));
         const fs::path markdown_folder =
             args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();
+        for (const auto& csv : without_sidecar) {
+            const std::string note = csv + " has no JSON sidecar (" + output::sidecar_path(csv) +
+                                     "): its runs are left out of the every-step and attribution "
+                                     "charts, which are drawn from the sidecar's steps and traces";
+            std::fprintf(stderr, "harness report --charts: %s\n", note.c_str());
+            markdown += "\n_" + note + "._\n";
+        }
         try {
             markdown += draw_charts(charts, args.charts, markdown_folder);
         } catch (const std::exception& e) {

@@ -88,6 +88,9 @@ TEST(HarnessRun, WhatPluginsWriteToStderrIsKeptInTheirRowsNotOnTheConsole) {
               std::string::npos);
     EXPECT_EQ(rows["crashes"]["status"], "crashed");
     EXPECT_EQ(rows["crashes"]["log"], "fake: last words before the crash\n");
+    // The row's message says why, not only how it ended.
+    EXPECT_EQ(rows["crashes"]["message"],
+              "worker killed by signal 11 (Segmentation fault): fake: last words before the crash");
 
     // A working backend's lines are counted, a failed one's shown.
     EXPECT_EQ(r.output.find("fake: log line"), std::string::npos) << r.output;

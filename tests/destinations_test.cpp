@@ -56,13 +56,14 @@ TEST(EndToEnd, EveryDestinationIsCheckedBeforeAnythingRunsOrIsWritten) {
         {"--output {dir}/sidecar.csv", "--output's JSON sidecar: {dir}/sidecar.json is a folder"},
         {"--output {dir}/file/x.csv",
          "--output: cannot create folder {dir}/file: {dir}/file is not a folder"},
-        {"--output /proc/hb-test/x.csv", "--output: cannot write in /proc: "},
-        {"--output /proc/x.csv", "--output: cannot write in /proc: "},
+        {"--output /proc/hb-test/x.csv",
+         "--output: cannot write /proc/hb-test/x.csv: no file can be made in /proc ("},
+        {"--output /proc/x.csv", "--output: cannot write /proc/x.csv: no file can be made in /proc ("},
         {"--dump {dir}/file", "--dump: {dir}/file is a file, not a folder"},
-        {"--dump /proc/hb-dump", "--dump: cannot write in /proc: "},
+        {"--dump /proc/hb-dump", "--dump: cannot write /proc/hb-dump: no file can be made in /proc"},
         {"--trace {dir}/file", "--trace: {dir}/file is a file, not a folder"},
         {"--output {dir}/new/x.csv --dump {dir}/file", "--dump: {dir}/file is a file"},
-        {"--output {dir}/new/x.csv --trace /proc/hb-trace", "--trace: cannot write in /proc: "},
+        {"--output {dir}/new/x.csv --trace /proc/hb-trace", "--trace: cannot write /proc/hb-trace: no file can be made in /proc"},
     };
     for (const auto& c : cases) {
         TempDir dir;

@@ -76,3 +76,26 @@ TEST(LibraryOutput, TheConsoleGetsACountOrTheLastLines) {
     EXPECT_EQ(harness::plugin_host::log_tail_for_console("only\n", 5, ""),
               "the libraries wrote 1 line to stderr (kept in the JSON row's \"log\"):\n  only\n");
 }
+
+// A worker that ended without a result: its row's message carries the first thing its log says,
+// past Open MPI's rules and TensorFlow's informational lines.
+TEST(LibraryOutput, TheReasonInALogIsItsFirstParagraphOfText) {
+    using harness::plugin_host::reason_in_log;
+    EXPECT_EQ(reason_in_log(
+                  "-----------------------------------------------------------------------\n"
+                  "The value of the MCA parameter \"plm_rsh_agent\" was set to a path\n"
+                  "that could not be found:\n\n  plm_rsh_agent: ssh : rsh\n"
+                  "-----------------------------------------------------------------------\n"),
+              "The value of the MCA parameter \"plm_rsh_agent\" was set to a path that could not "
+              "be found:");
+    EXPECT_EQ(reason_in_log("2026-12-06 20:13:00.123456: I tensorflow/core/util/port.cc:153] "
+                            "oneDNN custom operations are on.\n"
+                            "W1206 20:13:00.123 12 cpu_feature_guard.cc] AVX512F\n"
+                            "terminate called after throwing an instance of 'std::bad_alloc'\n"
+                            "  what():  std::bad_alloc\n"),
+              "terminate called after throwing an instance of 'std::bad_alloc' what():  "
+              "std::bad_alloc");
+    EXPECT_EQ(reason_in_log(""), "");
+    EXPECT_EQ(reason_in_log("-----\n\n"), "");
+    EXPECT_EQ(reason_in_log(std::string(1000, 'x')).size(), 300u);
+}

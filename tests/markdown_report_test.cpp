@@ -38,6 +38,20 @@ bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
+// The header names each config with its own hash, and says when the report spans several.
+TEST(MarkdownReport, TheHeaderNamesEveryConfigWithItsOwnHash) {
+    using Rows = std::vector<harness::output::CsvRow>;
+    const std::string one = harness::report::markdown_report(
+        Rows{row("ex1", "base", 100), row("ex1", "slow", 200)}, {"", 0});
+    EXPECT_TRUE(contains(one, "- config: ex1 (sha256 ex1-sha)\n")) << one;
+    const std::string two = harness::report::markdown_report(
+        Rows{row("ex2", "base", 100), row("ex1", "base", 100), row("ex2", "slow", 200)}, {"", 0});
+    EXPECT_TRUE(contains(two,
+                         "- configs: ex2 (sha256 ex2-sha), ex1 (sha256 ex1-sha): this report "
+                         "compares across configs; each ratio is within one\n"))
+        << two;
+}
+
 TEST(MarkdownReport, WithoutStepsTheRatioIsOfTheMedians) {
     const std::string md = harness::report::markdown_report(
         std::vector<harness::output::CsvRow>{row("tiny", "base", 100), row("tiny", "slow", 200),

@@ -2,6 +2,7 @@
 // backends on this machine, checked against their one-process step and timed.
 #include "harness_process.hpp"
 #include "output/csv_reader.hpp"
+#include "plugin_host/child_process.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,31 @@ TEST(ParallelCheck, ReferenceAndOnednnAtOneAndTwoRanksEqualTheirOneProcessStep) 
     EXPECT_NE(r.output.find("2 ranks equal to the one-process step's, bit for bit"),
               std::string::npos)
         << r.output;
+}
+
+// mpirun alone on PATH, without the rest of Open MPI's tools: no rank starts, and each row's message
+// carries Open MPI's reason from the log, not only the worker's exit code.
+TEST(ParallelRun, ARankThatCannotStartSaysWhyInItsRow) {
+    REQUIRE_MPI();
+    TempDir dir;
+    std::filesystem::create_directories(dir / "bin");
+    std::filesystem::create_symlink(
+        std::filesystem::canonical(harness::plugin_host::find_executable("mpirun")),
+        dir / "bin/mpirun");
+    const std::string csv = dir / "p.csv";
+    auto r = run_harness("run " + shipped_config("check-parallel.yaml") +
+                             " --backends reference --warmup 0 --iterations 1 --output " + csv,
+                         "PATH=" + (dir / "bin"));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const auto rows = harness::output::read_csv(csv);
+    ASSERT_EQ(rows.size(), 2u) << r.output;
+    for (const auto& row : rows) {
+        EXPECT_EQ(row.at("status"), "failed") << row.at("message");
+        const std::string message = row.at("message");
+        const size_t reason = message.find(" without a result: ");
+        ASSERT_NE(reason, std::string::npos) << message;
+        EXPECT_GT(message.size(), reason + 30) << message;
+    }
 }
 
 TEST(ParallelRun, RowsPerRankCountWithTheSlowestRankAndTheCommunicator) {

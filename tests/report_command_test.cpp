@@ -185,4 +185,24 @@ TEST(EndToEnd, ReportChartsWithoutGnuplotSayWhatIsMissing) {
     EXPECT_TRUE(fs::exists(dir.path() / "charts/tiny-step-time.dat"));
 }
 
+// The every-step and attribution charts are drawn from the sidecar: without it, the report says
+// which charts leave out which file's runs, and why.
+TEST(EndToEnd, ReportChartsWithoutTheSidecarSayWhichChartsLeaveItsRunsOut) {
+    TempDir dir;
+    ASSERT_EQ(
+        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " + (dir / "t.csv"))
+            .exit_code,
+        0);
+    fs::remove(dir.path() / "t.json");
+    auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "charts"),
+                         "PATH=" + (dir / "empty"));
+    EXPECT_NE(r.output.find("harness report --charts: " + (dir / "t.csv") +
+                            " has no JSON sidecar (" + (dir / "t.json") +
+                            "): its runs are left out of the every-step and attribution charts"),
+              std::string::npos)
+        << r.output;
+    EXPECT_TRUE(fs::exists(dir.path() / "charts/tiny-step-time.gp"));
+    EXPECT_FALSE(fs::exists(dir.path() / "charts/tiny-samples.gp"));
+}
+
 }  // namespace

@@ -27,6 +27,9 @@ const Range kTimeout{0, 604800, true, false};  // up to a week
 constexpr int kMaxWarmup = 100000;
 constexpr size_t kMaxNameLength = 100;
 constexpr int kMaxIterations = 1000000;
+// What an entry's `options` or `environment` may put into one CSV cell, names and values together:
+// far below the 131072 characters a field may have in Python's csv module and other readers.
+constexpr size_t kMaxCellText = 16384;
 
 bool in_charset(const std::string& text, bool uppercase, const char* punctuation) {
     if (text.empty()) return false;
@@ -216,6 +219,7 @@ std::map<std::string, std::string> read_scalars(
     const Field& field, const char* what, std::string (*valid_name)(const std::string&) = nullptr,
     std::map<std::string, Place>* places = nullptr) {
     std::map<std::string, std::string> values;
+    size_t cell_text = 0;
     const Section section = Section::any_keys(field);
     for (const Field& value : section.fields()) {
         const std::string name = value.key.substr(field.key.size() + 1);
@@ -226,6 +230,12 @@ std::map<std::string, std::string> read_scalars(
         if (!value.node.IsScalar()) {
             value.fail(std::string("expected a scalar ") + what + ", got " + value.describe());
         }
+        cell_text += name.size() + value.node.Scalar().size() + 2;
+        if (cell_text > kMaxCellText)
+            value.fail(field.key + " would put " + std::to_string(cell_text) +
+                       " characters into its CSV cell, where at most " +
+                       std::to_string(kMaxCellText) +
+                       " fit, names and values together (CSV readers refuse long fields)");
         values[name] = value.node.Scalar();
         if (places) (*places)[name] = {value.key, value.mark.line, value.mark.column};
     }

@@ -21,7 +21,7 @@ namespace harness::plugin_host {
 
 namespace {
 
-// How many times SIGINT or SIGTERM came.
+// How many times SIGINT, SIGTERM or SIGHUP came.
 volatile sig_atomic_t g_interrupted = 0;
 
 void on_interrupt(int) {
@@ -42,6 +42,7 @@ void install_interrupt_handler() {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGHUP, &action, nullptr);  // a closed terminal
 }
 
 bool interrupted() {
@@ -72,7 +73,8 @@ std::string find_executable(const std::string& name) {
     return "";
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal, int keep_fd) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal, int keep_fd,
+                           const std::string& stderr_path) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -93,6 +95,13 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signa
         if (null >= 0 && null != STDIN_FILENO) {
             dup2(null, STDIN_FILENO);
             close(null);
+        }
+        if (!stderr_path.empty()) {
+            const int log = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (log >= 0 && log != STDERR_FILENO) {
+                dup2(log, STDERR_FILENO);
+                close(log);
+            }
         }
         if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);
         execve(args[0], args.data(), environ);

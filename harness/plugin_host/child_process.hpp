@@ -14,7 +14,7 @@ namespace harness::plugin_host {
 
 struct ExitInfo {
     bool timed_out = false;
-    bool interrupted = false;  // the harness itself was asked to stop (SIGINT / SIGTERM)
+    bool interrupted = false;  // the harness itself was asked to stop (SIGINT, SIGTERM, SIGHUP)
     bool signaled = false;
     int signal = 0;     // when signaled
     int exit_code = 0;  // when it exited normally
@@ -28,12 +28,13 @@ std::string find_executable(const std::string& name);
 
 class ChildProcess {
 public:
-    // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited,
-    // and so is `keep_fd` when given (other descriptors the harness opened close-on-exec stay
-    // behind). The child is sent `death_signal` when the harness dies, whatever killed it, so
-    // that no worker outlives it (SIGTERM lets a launcher such as mpirun stop what it started).
+    // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited
+    // (stderr appended to `stderr_path` instead when given), and so is `keep_fd` when given (other
+    // descriptors the harness opened close-on-exec stay behind). The child is sent `death_signal`
+    // when the harness dies, whatever killed it, so that no worker outlives it (SIGTERM lets a
+    // launcher such as mpirun stop what it started).
     explicit ChildProcess(const std::vector<std::string>& argv, int death_signal = SIGKILL,
-                          int keep_fd = -1);
+                          int keep_fd = -1, const std::string& stderr_path = "");
     ~ChildProcess();  // kills the child if it is still running
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -51,8 +52,9 @@ private:
     pid_t pid_ = -1;
 };
 
-// Makes SIGINT and SIGTERM set a flag instead of killing the harness, so that a run can stop
-// its current worker and still write the rows it has finished.
+// Makes SIGINT, SIGTERM and SIGHUP (a closed terminal) set a flag instead of killing the harness,
+// so that a run can stop its current worker, write the rows it has finished and remove its scratch
+// folder.
 void install_interrupt_handler();
 bool interrupted();
 

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -91,6 +93,43 @@ std::string log_tail_for_console(const std::string& log, size_t lines, const std
                   indent, all.size(), shown);
     for (size_t i = all.size() - shown; i < all.size(); ++i) text += indent + "  " + all[i] + "\n";
     return text;
+}
+
+namespace {
+
+bool has_letter(const std::string& line) {
+    return std::any_of(line.begin(), line.end(),
+                       [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+}
+
+// "2026-12-06 20:13:00.123456: I tensorflow/..." or glog's "W1206 20:13:00.123 ...".
+bool informational(const std::string& line) {
+    static const std::regex pattern(
+        R"(^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?: [IW] |[IW]\d{4} \d\d:\d\d))");
+    return std::regex_search(line, pattern);
+}
+
+}  // namespace
+
+std::string reason_in_log(const std::string& log) {
+    constexpr size_t kMaxReason = 300;
+    std::istringstream in(log);
+    std::string reason;
+    for (std::string line; std::getline(in, line);) {
+        const size_t first = line.find_first_not_of(" \t\r");
+        line = first == std::string::npos ? "" : line.substr(first);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+        const bool text = has_letter(line) && !informational(line) &&
+                          line.rfind("[the log's first ", 0) != 0;
+        if (!text) {
+            if (!reason.empty()) break;
+            continue;
+        }
+        reason += (reason.empty() ? "" : " ") + line;
+        if (reason.size() >= kMaxReason) break;
+    }
+    if (reason.size() > kMaxReason) reason = reason.substr(0, kMaxReason - 3) + "...";
+    return reason;
 }
 
 }  // namespace harness::plugin_host

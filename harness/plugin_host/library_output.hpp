@@ -36,6 +36,11 @@ std::string read_log(const std::string& path, size_t max_bytes = 64 * 1024);
 // kept, then its last `lines` lines (none when 0), each indented by `indent`; "" for an empty log.
 std::string log_tail_for_console(const std::string& log, size_t lines, const std::string& indent);
 
+// The first thing in `log` that says why a worker ended without a result: its first paragraph of
+// text (lines up to a blank line or a rule of dashes, joined, at most 300 characters), leaving out
+// informational and warning lines in glog's and TensorFlow's formats; "" when there is none.
+std::string reason_in_log(const std::string& log);
+
 // How much of its log the console shows under a failed row.
 constexpr size_t kFailureLogLines = 10;
 

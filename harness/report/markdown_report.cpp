@@ -38,6 +38,24 @@ std::string distinct(const std::vector<output::CsvRow>& rows, const std::string&
     return s.empty() ? "—" : s;
 }
 
+// "- config: NAME (sha256 …)", or each config with its own hash where the rows span several.
+std::string config_line(const std::vector<output::CsvRow>& rows) {
+    std::vector<std::pair<std::string, std::string>> configs;
+    for (const auto& r : rows) {
+        const std::pair config{output::text_of(r, "config_name"),
+                               output::text_of(r, "config_sha256").substr(0, 16)};
+        if (std::find(configs.begin(), configs.end(), config) == configs.end())
+            configs.push_back(config);
+    }
+    std::string s;
+    for (const auto& [name, sha] : configs)
+        s += fmt::format("{}{} (sha256 {})", s.empty() ? "" : ", ", name.empty() ? "—" : name,
+                         sha.empty() ? "—" : sha);
+    if (configs.size() > 1)
+        return "- configs: " + s + ": this report compares across configs; each ratio is within one\n";
+    return "- config: " + (s.empty() ? std::string("—") : s) + "\n";
+}
+
 std::string p_text(double p) {
     return p < 0.001 ? "< 0.001" : fmt::format("{:.2g}", p);
 }
@@ -254,8 +272,7 @@ std::string markdown_report(const std::vector<ResultsFile>& files, const ReportO
     std::vector<output::CsvRow> rows;
     for (const auto& f : files) rows.insert(rows.end(), f.rows.begin(), f.rows.end());
     std::string out;
-    out += fmt::format("- config: {} (sha256 {})\n", distinct(rows, "config_name"),
-                       distinct(rows, "config_sha256").substr(0, 16));
+    out += config_line(rows);
     out += fmt::format("- machine: {} — CPU {} — GPU {} (driver {})\n", distinct(rows, "host"),
                        distinct(rows, "cpu_model"), distinct(rows, "gpu_name"),
                        distinct(rows, "gpu_driver"));

@@ -74,8 +74,8 @@ std::optional<std::pair<output::Status, std::string>> device_problem(const hb_pl
                          " devices (it offers: " + (offered.empty() ? "none" : offered) + ")"};
 }
 
-// Set by SIGINT or SIGTERM in a timing worker: the harness (or the user) asks it to stop; it does
-// so after the step in progress and keeps the steps it completed.
+// Set by SIGINT, SIGTERM or SIGHUP in a timing worker: the harness (or the user) asks it to stop;
+// it does so after the step in progress and keeps the steps it completed.
 volatile sig_atomic_t g_stop = 0;
 
 void on_stop(int) {
@@ -88,6 +88,7 @@ void install_stop_handler() {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGHUP, &action, nullptr);
 }
 
 output::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,

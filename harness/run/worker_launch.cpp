@@ -96,8 +96,10 @@ plugin_host::ExitInfo run_child(const config::RunConfig& config, const WorkerJob
     const int death_signal = mpirun.empty() ? SIGKILL : SIGTERM;
     EventPipe events;
     if (!progress || !progress->enabled() || job.ranks > 1 || !events.open()) {
-        plugin_host::ChildProcess child(worker_arguments(harness, job, config, mpirun),
-                                        death_signal);
+        // What mpirun itself says (a rank that cannot start) joins the ranks' log.
+        plugin_host::ChildProcess child(
+            worker_arguments(harness, job, config, mpirun), death_signal, -1,
+            mpirun.empty() ? "" : plugin_host::log_path_of(job.result_path));
         return child.wait(timeout_s);
     }
     WorkerJob watched = job;
@@ -158,13 +160,19 @@ output::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& 
     } else if (exit.timed_out) {
         run.status = output::Status::timeout;
         run.message = fmt::format("no result within the {} s limit", timeout_s);
-    } else if (exit.signaled) {
-        run.status = output::Status::crashed;
-        run.message = "worker killed by " + plugin_host::describe_signal(exit.signal);
-        if (exit.signal == SIGKILL) run.message += "; possibly the out-of-memory killer";
     } else {
-        run.status = output::Status::failed;
-        run.message = fmt::format("worker exited with code {} without a result", exit.exit_code);
+        if (exit.signaled) {
+            run.status = output::Status::crashed;
+            run.message = "worker killed by " + plugin_host::describe_signal(exit.signal);
+            if (exit.signal == SIGKILL) run.message += "; possibly the out-of-memory killer";
+        } else {
+            run.status = output::Status::failed;
+            run.message =
+                fmt::format("worker exited with code {} without a result", exit.exit_code);
+        }
+        const std::string reason = plugin_host::reason_in_log(
+            plugin_host::read_log(plugin_host::log_path_of(job.result_path)));
+        if (!reason.empty()) run.message += ": " + reason;
     }
     return run;
 }
