@@ -2,16 +2,17 @@
 
 #include "backend_selection.hpp"
 #include "destinations.hpp"
-#include "output/atomic_file.hpp"
 #include "output/csv_reader.hpp"
 #include "output/sidecar_path.hpp"
 #include "publish/publish.hpp"
+#include "publish/results_transaction.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -27,16 +28,47 @@ std::optional<std::string> read_file(const fs::path& path) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The folder --to names, without a trailing separator.
+// The folder --to names, without a trailing separator: a folder of a results/ folder (whose
+// README.md is the index), named without `..`.
 fs::path results_folder(const std::string& to) {
+    for (const auto& part : fs::path(to))
+        if (part == "..")
+            throw UsageError("--to: '" + to +
+                             "' climbs with '..': give the folder to publish in as results/NAME");
     fs::path folder = fs::path(to).lexically_normal();
     if (folder.filename().empty()) folder = folder.parent_path();
     const std::string name = folder.filename().string();
-    if (name.empty() || name == "." || name == "..")
+    if (name.empty() || name == ".")
         throw UsageError("--to: '" + to +
                          "' names no folder of its own: give the results folder to publish in, "
                          "such as results/NAME");
+    if (folder.parent_path().filename() != "results")
+        throw UsageError("--to: '" + to +
+                         "' is not a folder of a results/ folder: publish in results/NAME, whose "
+                         "README.md is the index of the published runs");
     return folder;
+}
+
+// Publish replaces results/ by a changed copy of itself, made beside it: its parent must take
+// new files (probed there, never in results/, which a probe would change); neither results/ nor
+// the folder may be a symlink, through which the copy would write elsewhere, nor a file.
+void check_destination(const fs::path& folder) {
+    std::error_code ec;
+    const fs::path root = folder.parent_path();
+    for (const fs::path& path : {root, folder}) {
+        if (fs::is_symlink(path, ec)) {
+            const fs::path target = fs::read_symlink(path, ec);
+            throw UsageError("--to: " + path.string() + " is a symlink to " + target.string() +
+                             (fs::exists(path, ec) ? "" : ", which does not exist") +
+                             ": publish writes in a results/ folder itself");
+        }
+        if (fs::exists(path, ec) && !fs::is_directory(path, ec))
+            throw UsageError("--to: " + path.string() + " is a file, not a folder");
+    }
+    if (fs::is_directory(root / "README.md", ec))
+        throw UsageError("--to: the index " + (root / "README.md").string() + " is a folder");
+    const fs::path parent = root.parent_path();
+    check_dir("--to", parent.empty() ? "." : parent.string());
 }
 
 // A file that publish copies into the folder: new there, or the same bytes already.
@@ -88,18 +120,40 @@ int publish_command(const PublishArgs& args) {
 
     const fs::path csv = args.csv;
     const fs::path sidecar = output::sidecar_path(args.csv);
-    fs::path folder, index;
+    fs::path folder, root, index;
     std::string csv_text, sidecar_text, summary, index_text;
     try {
         folder = results_folder(args.to);
-        index = (folder.has_parent_path() ? folder.parent_path() : fs::path(".")) / "README.md";
-        check_dir("--to", folder.string());
-        check_file("--to", index.string());
-        csv_text = read_file(csv).value();
+        root = folder.parent_path();
+        index = root / "README.md";
+        check_destination(folder);
+        csv_text = publish::canonical_csv(csv.string());
+        if (csv_text != read_file(csv).value())
+            std::fprintf(stderr,
+                         "harness publish: %s differs from what harness run writes in form only "
+                         "(CR LF line ends, or quotes); it is published as harness run writes "
+                         "it, with LF line ends\n",
+                         csv.c_str());
         sidecar_text = read_file(sidecar).value();
         check_copy(csv_text, folder / csv.filename());
         check_copy(sidecar_text, folder / sidecar.filename());
+        if (const auto others = publish::published_elsewhere(csv.string(), root,
+                                                             folder / csv.filename());
+            !others.empty())
+            throw UsageError(others.front() +
+                             " holds a row of this run, every cell the same: a run is published "
+                             "once, under one name, and a row once");
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness publish: %s; nothing was written\n", e.what());
+        return kExitUsage;
+    }
 
+    // Everything at once: the folder's files, its summary and the index, or none of them. The
+    // summary and the index are made from results/ as it is while the transaction holds it.
+    std::unique_ptr<publish::ResultsTransaction> transaction;
+    try {
+        fs::create_directories(fs::absolute(root).parent_path());
+        transaction = std::make_unique<publish::ResultsTransaction>(root);
         const fs::path summary_path = folder / "summary.md";
         const std::optional<std::string> old_summary = read_file(summary_path);
         if (old_summary && old_summary->rfind(publish::kSummaryMark, 0) != 0)
@@ -108,7 +162,6 @@ int publish_command(const PublishArgs& args) {
                              "publish this run in a folder of its own");
         summary = publish::summary_markdown(folder.filename().string(),
                                             summary_inputs(folder, csv.string()));
-
         const auto entry =
             publish::index_entry(folder.filename().string(), csv.filename().string(),
                                  output::read_csv(csv.string()), args.what, unchecked);
@@ -122,15 +175,14 @@ int publish_command(const PublishArgs& args) {
         std::fprintf(stderr, "harness publish: %s; nothing was written\n", e.what());
         return kExitUsage;
     }
-
     try {
-        create_folder("--to", folder);
-        output::write_file_atomically((folder / csv.filename()).string(), csv_text);
-        output::write_file_atomically((folder / sidecar.filename()).string(), sidecar_text);
-        output::write_file_atomically((folder / "summary.md").string(), summary);
-        output::write_file_atomically(index.string(), index_text);
+        transaction->write(folder / csv.filename(), csv_text);
+        transaction->write(folder / sidecar.filename(), sidecar_text);
+        transaction->write(folder / "summary.md", summary);
+        transaction->write(index, index_text);
+        transaction->commit();
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "harness publish: %s\n", e.what());
+        std::fprintf(stderr, "harness publish: %s; %s is as it was\n", e.what(), root.c_str());
         return kExitOutputFailed;
     }
     std::printf("published %s in %s (summary: %s, index: %s)%s\n", csv.filename().c_str(),

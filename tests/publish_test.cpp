@@ -4,10 +4,7 @@
 // with the reference plugin as a baseline of its own (an entry that is the baseline is not
 // checked).
 #include "publish/publish.hpp"
-#include "harness_process.hpp"
-#include "output/csv_line.hpp"
-#include "output/csv_reader.hpp"
-#include "test_paths.hpp"
+#include "publish_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,29 +17,13 @@
 namespace {
 
 namespace fs = std::filesystem;
+using harness::testing::count;
+using harness::testing::Publish;
+using harness::testing::read_text;
 using harness::testing::run_harness;
+using harness::testing::runs_dir;
 using harness::testing::shipped_config;
-using harness::testing::TempDir;
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
-// Where PublishRuns leaves one checked run and one unchecked run of tiny.yaml for every test.
-fs::path runs_dir() {
-    return fs::path(HB_BINARY_DIR) / "tests/publish-runs";
-}
+using harness::testing::write_text;
 
 // The runs, made once: CTest runs this first (the fixture publish_runs, tests/CMakeLists.txt).
 TEST(PublishRuns, AreMadeOnceForEveryPublishTest) {
@@ -67,57 +48,6 @@ TEST(PublishRuns, AreMadeOnceForEveryPublishTest) {
                     "XDG_CACHE_HOME=" + (runs / "empty-cache").string());
     ASSERT_EQ(unchecked.exit_code, 0) << unchecked.output;
 }
-
-class Publish : public ::testing::Test {
-protected:
-    // A copy of a run (`checked` or `unchecked`) in this test's folder as NAME.csv and NAME.json.
-    std::string copy_run(const std::string& which, const std::string& name = "tiny") {
-        fs::create_directories(dir_.path() / "in");
-        const std::string csv = dir_ / ("in/" + name + ".csv");
-        fs::copy_file(runs_dir() / which / "tiny.csv", csv, fs::copy_options::overwrite_existing);
-        fs::copy_file(runs_dir() / which / "tiny.json", dir_ / ("in/" + name + ".json"),
-                      fs::copy_options::overwrite_existing);
-        return csv;
-    }
-
-    // The CSV rewritten with `change` applied to its header and rows (as field lists).
-    static void tamper(const std::string& csv,
-                       const std::function<void(std::vector<std::vector<std::string>>&)>& change) {
-        const auto table = harness::output::read_csv_table(csv);
-        std::vector<std::vector<std::string>> lines{table.header};
-        for (const auto& row : table.rows) {
-            std::vector<std::string>& fields = lines.emplace_back();
-            for (const auto& column : table.header) fields.push_back(row.at(column));
-        }
-        change(lines);
-        std::string text;
-        for (const auto& l : lines) harness::output::append_csv_line(text, l);
-        write_text(csv, text);
-    }
-    static void set(std::vector<std::vector<std::string>>& lines, const std::string& column,
-                    const std::string& value) {
-        const auto at = std::find(lines[0].begin(), lines[0].end(), column) - lines[0].begin();
-        ASSERT_LT(static_cast<size_t>(at), lines[0].size()) << column;
-        lines[1][static_cast<size_t>(at)] = value;
-    }
-
-    harness::testing::CommandResult publish(const std::string& csv,
-                                            const std::string& options = "") {
-        return run_harness("publish " + csv + " --to " + (dir_ / "results/tiny") + " " + options);
-    }
-
-    // A refusal: exit 2, every message given, and no results folder.
-    void expect_refused(const std::string& csv, const std::vector<std::string>& messages,
-                        const std::string& options = "") {
-        const auto r = publish(csv, options);
-        EXPECT_EQ(r.exit_code, 2) << r.output;
-        for (const auto& m : messages) EXPECT_NE(r.output.find(m), std::string::npos) << r.output;
-        EXPECT_NE(r.output.find("nothing was written"), std::string::npos) << r.output;
-        EXPECT_FALSE(fs::exists(dir_.path() / "results")) << r.output;
-    }
-
-    TempDir dir_;
-};
 
 const std::string kLine =
     "| [tiny/](tiny/summary.md) `tiny.csv` | tiny (backends: reference-2threads) |";
@@ -147,11 +77,12 @@ TEST_F(Publish, ACheckedRunIsCopiedSummarisedAndIndexedOnceEvenWhenPublishedAgai
     EXPECT_EQ(index.find("each backend's time per training step"), std::string::npos) << index;
 
     // A second run in the same folder: its own line, and both in the summary.
-    r = publish(copy_run("checked", "tiny-2"));
+    r = publish(copy_run("unchecked", "tiny-2"), "--allow-unchecked");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     index = read_text(dir_.path() / "results/README.md");
     EXPECT_EQ(count(index, kLine), 1u) << index;
     EXPECT_EQ(count(index, "| [tiny/](tiny/summary.md) `tiny-2.csv` |"), 1u) << index;
+    EXPECT_NE(r.output.find("published tiny-2.csv"), std::string::npos) << r.output;
     EXPECT_NE(read_text(folder / "summary.md").find("`tiny-2.csv`, `tiny.csv`"), std::string::npos);
 }
 

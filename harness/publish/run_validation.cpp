@@ -1,5 +1,6 @@
 #include "publish/run_validation.hpp"
 
+#include "output/csv_line.hpp"
 #include "output/csv_reader.hpp"
 #include "output/csv_reporter.hpp"
 #include "output/record.hpp"
@@ -315,10 +316,68 @@ std::vector<PublishProblem> validate_run(const std::string& csv_path) {
             "it does not end with a line break: cut short (harness run ends every row "
             "with one)");
     if (table.rows.empty()) problems.file("no rows: there is no run to publish");
-    for (size_t i = 0; i < table.rows.size(); ++i)
-        check_row(problems, table.lines[i], table.rows[i]);
+    std::map<std::pair<std::string, std::string>, size_t> first_line;  // of a backend's round
+    for (size_t i = 0; i < table.rows.size(); ++i) {
+        const output::CsvRow& row = table.rows[i];
+        check_row(problems, table.lines[i], row);
+        const auto [at, fresh] = first_line.try_emplace(
+            {output::row_name(row), output::text_of(row, "round")}, table.lines[i]);
+        if (!fresh)
+            problems.at(table.lines[i], row, "backend",
+                        fmt::format("a second row of it in round {} (the first is line {}): a "
+                                    "run has each backend once a round",
+                                    at->first.second, at->second));
+    }
     check_sidecar(problems, output::sidecar_path(csv_path), table);
     return problems.take();
+}
+
+std::string canonical_csv(const std::string& csv_path) {
+    const output::CsvTable table = output::read_csv_table(csv_path);
+    std::string text;
+    output::append_csv_line(text, table.header);
+    for (const auto& row : table.rows) {
+        std::vector<std::string> fields;
+        for (const auto& column : table.header) fields.push_back(row.at(column));
+        output::append_csv_line(text, fields);
+    }
+    return text;
+}
+
+std::vector<std::string> published_elsewhere(const std::string& csv_path, const fs::path& root,
+                                             const fs::path& destination) {
+    // Every cell: two runs' rows differ at least in their times, a copy's are the same.
+    const auto identity = [](const output::CsvRow& row) {
+        std::string cells;
+        for (const auto& [column, text] : row) cells += column + "=" + text + "\n";
+        return cells;
+    };
+    std::vector<std::string> run;
+    for (const auto& row : output::read_csv(csv_path)) run.push_back(identity(row));
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (fs::directory_iterator folders(root, ec), end; !ec && folders != end;
+         folders.increment(ec)) {
+        if (!folders->is_directory()) continue;
+        for (const auto& file : fs::directory_iterator(folders->path())) {
+            const fs::path path = file.path();
+            std::error_code absent;
+            if (path.extension() != ".csv" || fs::equivalent(path, destination, absent) ||
+                !is_run_csv(path.string()))
+                continue;
+            try {
+                for (const auto& row : output::read_csv(path.string()))
+                    if (std::find(run.begin(), run.end(), identity(row)) != run.end()) {
+                        found.push_back(path.string());
+                        break;
+                    }
+            } catch (const std::exception&) {
+                // A file publish cannot read holds no run of ours to compare.
+            }
+        }
+    }
+    std::sort(found.begin(), found.end());
+    return found;
 }
 
 bool is_run_csv(const std::string& csv_path) {

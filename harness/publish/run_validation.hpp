@@ -2,6 +2,7 @@
 // lets them join the published results (docs/results-schema.md, "What a published row promises").
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,18 @@ struct PublishProblem {
 // Everything that keeps `csv_path` and its sidecar (the same path with .json) from being
 // published: none when both are as this schema version promises and agree.
 std::vector<PublishProblem> validate_run(const std::string& csv_path);
+
+// The CSV at `csv_path` as `harness run` writes it: its header and rows written again, with LF line
+// ends and quotes only where a field needs them. For a run validate_run() passed, these are the
+// bytes harness run wrote, whatever line ends the file has now. Throws std::runtime_error.
+std::string canonical_csv(const std::string& csv_path);
+
+// The run CSVs in the folders of `root` (results/) that hold a row of `csv_path` (every cell the
+// same), other than `destination`, where publishing it again is a no-op: a run is published once,
+// under one name, and a row once.
+std::vector<std::string> published_elsewhere(const std::string& csv_path,
+                                             const std::filesystem::path& root,
+                                             const std::filesystem::path& destination);
 
 // A results CSV of `harness run` whose header is this schema version's columns or an earlier
 // version's (columns are only added at the end), as opposed to the other CSVs a results folder
