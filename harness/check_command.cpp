@@ -78,7 +78,7 @@ int check_command(const CheckArgs& args) {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
-        plugin_host::check_plugin_options(config, request.entries);
+        plugin_host::check_entries_against_plugins(config, request.entries);
         if (args.baseline) request.baseline = *args.baseline;
         request.steps = args.steps;
         request.progress = &progress;

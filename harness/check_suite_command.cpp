@@ -49,7 +49,7 @@ std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::
             if (!out.flush()) throw std::runtime_error("cannot write " + p.config_path);
         }
         p.config = config::load_config(p.config_path);
-        plugin_host::check_plugin_options(p.config, {0});
+        plugin_host::check_entries_against_plugins(p.config, {0});
         prepared.push_back(std::move(p));
     }
     return prepared;

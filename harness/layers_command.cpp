@@ -101,7 +101,7 @@ int layers_command(const LayersArgs& args) {
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         order_as_named(request.entries, config, args.backends);
-        plugin_host::check_plugin_options(config, request.entries);
+        plugin_host::check_entries_against_plugins(config, request.entries);
         request.overrides = {args.warmup, -1};
         std::unique_ptr<model::NamePattern> pattern;
         try {

@@ -153,7 +153,7 @@ int run_command(const RunArgs& args) {
         config = config::load_config(args.config);
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
-        plugin_host::check_plugin_options(config, request.entries);
+        plugin_host::check_entries_against_plugins(config, request.entries);
         request.overrides = {args.warmup, args.iterations};
         baseline = table_baseline(config, request.entries, args.baseline);
         request.rounds = round_plan(config, args, baseline);

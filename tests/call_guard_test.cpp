@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace {
@@ -88,6 +89,50 @@ TEST(CallGuard, TheInputGradientIsReadOnlyWhereAskedAfterAStep) {
               "read_input_gradient: no step has run yet");
     asked.stepped();
     EXPECT_EQ(error_of([&] { asked.check_input_gradient(); }), "");
+}
+
+
+// A plugin whose create_session is never to be reached with a description the SDK refuses.
+class Unreached : public hb::Plugin {
+public:
+    hb::PluginInfo describe() override {
+        hb::PluginInfo info;
+        info.name = "unreached";
+        info.capabilities = HB_CAP_GRADIENTS;  // no HB_CAP_HOST_PLACEMENT
+        return info;
+    }
+    std::unique_ptr<hb::Session> create_session(const hb_session_desc&) override {
+        throw hb::Error("reached");
+    }
+};
+
+// The trampoline checks every session description before the plugin sees it, and a placement
+// against the capability the plugin announces.
+TEST(Trampolines, CheckTheSessionDescriptionAndThePlacementsCapability) {
+    const hb_plugin_api* api = hb::detail::Trampolines<Unreached>::table();
+    hb_graph graph = hb_empty_graph();
+    hb_optimizer optimizer{};
+    optimizer.variant = HB_RMSPROP_TORCH;
+    hb_session_desc desc{};
+    desc.graph = &graph;
+    desc.optimizer = &optimizer;
+    desc.device = "cpu";
+    hb_session* session = nullptr;
+
+    EXPECT_NE(api->create_session(&desc, &session), HB_OK);  // struct_size 0
+    EXPECT_EQ(std::string(api->last_error()).find("session description is too small"), 0u)
+        << api->last_error();
+
+    desc.struct_size = sizeof desc;
+    desc.placement = HB_PLACEMENT_HOST;
+    EXPECT_EQ(api->create_session(&desc, &session), HB_UNSUPPORTED);
+    EXPECT_STREQ(api->last_error(),
+                 "placement host: this plugin does not announce HB_CAP_HOST_PLACEMENT");
+
+    desc.placement = HB_PLACEMENT_DEVICE;
+    EXPECT_NE(api->create_session(&desc, &session), HB_OK);
+    EXPECT_STREQ(api->last_error(), "reached");
+    EXPECT_EQ(session, nullptr);
 }
 
 }  // namespace

@@ -109,7 +109,10 @@ void read_data(const Field& field, RunConfig& c) {
     const Section s(field, {"seed", "batches", "placement", "input_block"});
     if (auto f = s.get("seed")) c.seed = read_uint64(*f);
     if (auto f = s.get("batches")) c.batches = read_int(*f, 1, 64);
-    if (auto f = s.get("placement")) c.placement = read_placement(*f);
+    if (auto f = s.get("placement")) {
+        c.placement = read_placement(*f);
+        c.placement_place = {f->key, f->mark.line, f->mark.column};
+    }
     if (auto f = s.get("input_block")) {
         c.input_block = read_int(*f, 1, 4096);
         if (c.model.input_size % c.input_block != 0)
@@ -277,7 +280,8 @@ std::string environment_name_problem(const std::string& name) {
 }
 
 // `name_field` is where the entry's name comes from: `name`, or else `plugin`.
-BackendEntry read_backend(const Field& field, hb_placement placement, Field& name_field) {
+BackendEntry read_backend(const Field& field, hb_placement placement, const Place& placement_place,
+                          Field& name_field) {
     if (!field.node.IsMap()) {
         field.fail("expected a backend (a mapping with at least 'plugin'), got " +
                    field.describe());
@@ -287,6 +291,7 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
     BackendEntry b;
     b.line = field.mark.line + 1;
     b.placement = placement;
+    b.placement_place = placement_place;
     name_field = s.require("plugin");
     b.plugin = read_pattern(name_field, false, "_", "a plugin name matching [a-z0-9_]+");
     b.name = b.plugin;
@@ -295,7 +300,10 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
         b.name = read_pattern(*f, true, "_.-", "a name matching [A-Za-z0-9_.-]+");
     }
     if (auto f = s.get("device")) b.device = read_device(*f);
-    if (auto f = s.get("placement")) b.placement = read_placement(*f);
+    if (auto f = s.get("placement")) {
+        b.placement = read_placement(*f);
+        b.placement_place = {f->key, f->mark.line, f->mark.column};
+    }
     if (auto f = s.get("options"))
         b.options = read_scalars(*f, "option value", nullptr, &b.option_places);
     if (auto f = s.get("environment"))
@@ -306,7 +314,8 @@ BackendEntry read_backend(const Field& field, hb_placement placement, Field& nam
     return b;
 }
 
-std::vector<BackendEntry> read_backends(const Field& field, hb_placement placement) {
+std::vector<BackendEntry> read_backends(const Field& field, hb_placement placement,
+                                        const Place& placement_place) {
     if (!field.node.IsSequence() || field.node.size() == 0) {
         field.fail("expected a non-empty list of backends, got " +
                    (field.node.IsSequence() ? "an empty list" : field.describe()));
@@ -315,7 +324,7 @@ std::vector<BackendEntry> read_backends(const Field& field, hb_placement placeme
     std::vector<int> name_lines;
     for (size_t i = 0; i < field.node.size(); ++i) {
         Field name_field;
-        BackendEntry b = read_backend(field.element(i), placement, name_field);
+        BackendEntry b = read_backend(field.element(i), placement, placement_place, name_field);
         for (size_t j = 0; j < backends.size(); ++j) {
             if (backends[j].name == b.name) {
                 name_field.fail("duplicate backend name '" + b.name + "' (first at line " +
@@ -364,7 +373,7 @@ RunConfig load_config(const std::string& path) {
     std::optional<Field> baseline;
     if (auto f = s.get("run")) baseline = read_run(*f, c);
     if (auto f = s.get("parallel")) read_parallel(*f, c);
-    c.backends = read_backends(s.require("backends"), c.placement);
+    c.backends = read_backends(s.require("backends"), c.placement, c.placement_place);
     if (baseline) check_baseline(*baseline, c);
     return c;
 }

@@ -38,6 +38,7 @@ struct BackendEntry {
     std::string plugin;  // plugin name: loads hb_<plugin>.so
     std::string device = "cpu";
     hb_placement placement = HB_PLACEMENT_DEVICE;  // the entry's `placement`, else data.placement
+    Place placement_place;  // where it is set: the entry's `placement` or data.placement
     std::map<std::string, std::string> options;    // passed to the plugin as strings
     std::map<std::string, Place> option_places;     // where each option is
     // Set in the entry's worker before any plugin is loaded: what a library reads while it loads
@@ -78,6 +79,7 @@ struct RunConfig {
     uint64_t seed = 1;
     int batches = 2;  // distinct batches, cycled through the steps
     hb_placement placement = HB_PLACEMENT_DEVICE;
+    Place placement_place;  // where data.placement is, when set
     // Inputs constant on input_block x input_block pixel blocks (1: every pixel its own draw), so
     // that max-pooling windows tie (docs/design.md §5).
     int input_block = 1;

@@ -9,20 +9,40 @@
 
 namespace harness::plugin_host {
 
-void check_plugin_options(const config::RunConfig& config, const std::vector<int>& entries) {
-    std::map<std::string, std::optional<std::vector<hb::OptionSpec>>> declared;  // by plugin
+namespace {
+
+bool announces(const nlohmann::json& description, const char* capability) {
+    const auto caps = description.find("capabilities");
+    if (caps == description.end() || !caps->is_array()) return false;
+    for (const auto& c : *caps)
+        if (c.is_string() && c.get<std::string>() == capability) return true;
+    return false;
+}
+
+}  // namespace
+
+void check_entries_against_plugins(const config::RunConfig& config,
+                                   const std::vector<int>& entries) {
+    std::map<std::string, std::optional<nlohmann::json>> described;  // by plugin; none: not found
     for (int index : entries) {
         const config::BackendEntry& entry = config.backends[index];
-        if (entry.options.empty()) continue;
-        auto it = declared.find(entry.plugin);
-        if (it == declared.end()) {
-            std::optional<std::vector<hb::OptionSpec>> specs;
-            if (const auto file = find_plugin(entry.plugin))
-                specs = declared_options(describe_in_child(*file));
-            it = declared.emplace(entry.plugin, std::move(specs)).first;
+        const bool host = entry.placement == HB_PLACEMENT_HOST;
+        if (entry.options.empty() && !host) continue;
+        auto found = described.find(entry.plugin);
+        if (found == described.end()) {
+            std::optional<nlohmann::json> description;
+            if (const auto file = find_plugin(entry.plugin)) description = describe_in_child(*file);
+            found = described.emplace(entry.plugin, std::move(description)).first;
         }
-        if (!it->second) continue;
-        const std::vector<hb::OptionSpec>& specs = *it->second;
+        if (!found->second || !found->second->value("loaded", false)) continue;
+        if (host && !announces(*found->second, "host_placement"))
+            config::fail_at(config.path, entry.placement_place,
+                            "the " + entry.plugin +
+                                " plugin cannot take each step's batch from host memory (it does "
+                                "not announce HB_CAP_HOST_PLACEMENT): give placement: device");
+        const auto declared = declared_options(*found->second);
+        if (!declared) continue;
+        const std::vector<hb::OptionSpec>& specs = *declared;
         for (const auto& [key, value] : entry.options) {
             const config::Place& place = entry.option_places.at(key);
             const hb::OptionSpec* spec = hb::find_option(specs, key);

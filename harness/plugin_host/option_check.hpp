@@ -1,5 +1,6 @@
-// Before anything runs: every option of the selected entries checked against what its plugin
-// declares (ABI 2.4), each plugin described once in a child process (docs/failure-modes.md).
+// Before anything runs: every selected entry checked against what its plugin declares, each plugin
+// described once in a child process (docs/failure-modes.md): its options (ABI 2.4) and the
+// capabilities the entry needs (placement: host needs HB_CAP_HOST_PLACEMENT).
 #pragma once
 
 #include "config/config.hpp"
@@ -8,9 +9,11 @@
 
 namespace harness::plugin_host {
 
-// Throws config::ConfigError at the place of the first unknown or ill-typed option, in config
-// order. A plugin that is not found, cannot be loaded or declares no options is left to the run,
-// which reports it (or whose session creation checks its options) as before.
-void check_plugin_options(const config::RunConfig& config, const std::vector<int>& entries);
+// Throws config::ConfigError at the place of the first unknown or ill-typed option, or of a
+// placement the plugin cannot honour, in config order. A plugin that is not found or cannot be
+// loaded is left to the run, which reports it; one that declares no options has them checked by
+// its session as before.
+void check_entries_against_plugins(const config::RunConfig& config,
+                                   const std::vector<int>& entries);
 
 }  // namespace harness::plugin_host

@@ -191,6 +191,8 @@ PluginSession::PluginSession(const PluginLibrary& library, const hb_session_desc
       can_profile_(library.can_profile()),
       can_split_step_(library.can_split_step()),
       can_read_input_gradient_(library.can_read_input_gradient()),
+      times_phases_(library.info().capabilities & HB_CAP_PHASE_TIMES),
+      reports_peak_memory_(library.info().capabilities & HB_CAP_PEAK_MEMORY),
       plugin_name_(library.info().name) {
     hb_status status = api_.create_session(&desc, &session_);
     if (status != HB_OK) {
@@ -229,7 +231,7 @@ hb_step_result PluginSession::step(int32_t batch) {
     result.struct_size = sizeof(result);
     result.forward_ms = result.backward_ms = result.optimizer_ms = -1;
     check(api_.step(session_, batch, &result), "step");
-    return result;
+    return announced(result);
 }
 
 void PluginSession::read_state(float* const* tensors) {
@@ -242,9 +244,14 @@ void PluginSession::read_gradients(float* const* gradients) {
     check(api_.read_gradients(session_, gradients), "read_gradients");
 }
 
+hb_step_result PluginSession::announced(hb_step_result result) const {
+    if (!times_phases_) result.forward_ms = result.backward_ms = result.optimizer_ms = -1;
+    return result;
+}
+
 uint64_t PluginSession::peak_memory() {
     uint64_t bytes = 0;
-    if (!api_.peak_memory || api_.peak_memory(session_, &bytes) != HB_OK) return 0;
+    if (!reports_peak_memory_ || !api_.peak_memory || api_.peak_memory(session_, &bytes) != HB_OK) return 0;
     return bytes;
 }
 
@@ -364,14 +371,14 @@ hb_step_result PluginSession::forward_backward(int32_t batch,
         api_.forward_backward(session_, batch, ready ? on_ready : nullptr, &context, &result);
     if (context.error) std::rethrow_exception(context.error);
     check(status, "forward_backward");
-    return result;
+    return announced(result);
 }
 
 hb_step_result PluginSession::apply_update() {
     require_split_step();
     hb_step_result result = empty_result();
     check(api_.apply_update(session_, &result), "apply_update");
-    return result;
+    return announced(result);
 }
 
 }  // namespace harness::plugin_host

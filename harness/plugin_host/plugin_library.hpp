@@ -72,10 +72,11 @@ public:
     void load_state(const float* const* tensors);
     void load_optimizer_state(const float* const* square_averages);
     void set_batches(int32_t count, const float* const* inputs, const float* const* targets);
+    // The phase times are kept only from a plugin that announces HB_CAP_PHASE_TIMES (else -1).
     hb_step_result step(int32_t batch);
     void read_state(float* const* tensors);
     void read_gradients(float* const* gradients);
-    uint64_t peak_memory();  // 0 when the plugin does not report it
+    uint64_t peak_memory();  // 0 when the plugin does not announce HB_CAP_PEAK_MEMORY
     std::string manifest();  // "{}" when the plugin does not report one
     // Only where the library can_profile().
     void set_profiling(bool enabled);
@@ -96,10 +97,13 @@ public:
 private:
     void check(hb_status status, const char* call);
     void require_split_step() const;
+    hb_step_result announced(hb_step_result result) const;  // without unannounced phase times
     const hb_plugin_api& api_;
     bool can_profile_;
     bool can_split_step_;
     bool can_read_input_gradient_;
+    bool times_phases_;
+    bool reports_peak_memory_;
     std::string plugin_name_;
     hb_session* session_ = nullptr;
 };

@@ -190,7 +190,11 @@ typedef struct hb_session_desc {
 typedef struct hb_step_result {
     uint32_t struct_size;
     double loss;
-    /* Phase times in milliseconds, or a negative value when the plugin does not measure them. */
+    /* Phase times in milliseconds, or a negative value when the plugin does not measure them
+     * (HB_CAP_PHASE_TIMES). forward_ms runs from the step's start to its loss: it includes
+     * staging the batch (with HB_PLACEMENT_HOST, the copy from host memory; with
+     * HB_PLACEMENT_DEVICE, choosing the batch already there). backward_ms is every gradient;
+     * optimizer_ms the update. Together they are the step, less what the plugin does between. */
     double forward_ms;
     double backward_ms;
     double optimizer_ms;
@@ -267,15 +271,32 @@ typedef struct hb_device_info {
     const char* unavailable_reason; /* NULL when available */
 } hb_device_info;
 
+/* What hb_plugin_info.capabilities announces. Each flag promises that the calls it names work;
+ * the harness makes those calls only when the flag is announced, and does without as said. */
 enum {
-    HB_CAP_GRADIENTS = 1u << 0,   /* read_gradients works */
-    HB_CAP_PHASE_TIMES = 1u << 1, /* step fills forward/backward/optimizer times */
-    HB_CAP_PEAK_MEMORY = 1u << 2, /* peak_memory works */
+    /* read_gradients works after a step. Without it, harness check never asks for gradients: it
+     * compares the losses, the state and the parameters ("not compared: gradients"), and refuses
+     * the plugin as its baseline. */
+    HB_CAP_GRADIENTS = 1u << 0,
+    /* step (and forward_backward, apply_update) fills forward_ms, backward_ms and optimizer_ms,
+     * as hb_step_result defines them. Without it the harness ignores them: the phase columns of
+     * the CSV stay empty, and harness layers (without HB_CAP_PROFILE too) times whole steps. */
+    HB_CAP_PHASE_TIMES = 1u << 1,
+    /* peak_memory reports the most memory a session held. Without it the harness does not ask,
+     * and peak_memory_mb stays empty. */
+    HB_CAP_PEAK_MEMORY = 1u << 2,
+    /* A session created with HB_PLACEMENT_HOST takes each step's batch from host memory, the
+     * copy inside the timed step. Without it, placement: host is refused at its place in the
+     * config before anything runs, and create_session refuses it (HB_UNSUPPORTED). */
     HB_CAP_HOST_PLACEMENT = 1u << 3,
-    HB_CAP_PROFILE = 1u << 4, /* ABI 2.1: set_profiling and read_events work */
-    /* ABI 2.2: gradient_buffers, forward_backward and apply_update work */
+    /* ABI 2.1: set_profiling and read_events work. Without it, a profiled or traced run (--profile,
+     * --trace, --explain) says the plugin cannot profile and times its steps as usual. */
+    HB_CAP_PROFILE = 1u << 4,
+    /* ABI 2.2: gradient_buffers, forward_backward and apply_update work (docs/parallel.md).
+     * Without it, a data-parallel row of more than one rank fails: "has no data-parallel steps". */
     HB_CAP_DATA_PARALLEL = 1u << 5,
-    /* ABI 2.3: read_input_gradient works in a session created with input_gradient = 1 */
+    /* ABI 2.3: read_input_gradient works in a session created with input_gradient = 1. Without
+     * it, harness check does not compare the input's gradient ("not compared: gradient input"). */
     HB_CAP_INPUT_GRADIENT = 1u << 6
 };
 

@@ -25,8 +25,8 @@ namespace hb {
 struct StepResult {
     double loss = 0;  // the sum of the graph's mse_loss outputs, before this step's update
     // Milliseconds of each phase, negative where not measured (announce HB_CAP_PHASE_TIMES when
-    // they are): forward_ms the forward pass and the loss, backward_ms every gradient,
-    // optimizer_ms the update.
+    // they are): forward_ms the batch's staging (the host copy with placement host), the forward
+    // pass and the loss; backward_ms every gradient; optimizer_ms the update (hb_step_result).
     double forward_ms = -1, backward_ms = -1, optimizer_ms = -1;
 };
 
@@ -150,7 +150,9 @@ struct DeviceInfo {
 
 struct PluginInfo {
     std::string name, version, description;
-    uint32_t capabilities = 0;  // HB_CAP_* flags: the optional Session methods that work
+    // HB_CAP_* flags: the optional Session methods that work, and HB_CAP_HOST_PLACEMENT. What
+    // each promises, and what the harness does without it, is beside its flag in hb/plugin.h.
+    uint32_t capabilities = 0;
     std::vector<std::pair<std::string, std::string>> libraries;  // name, version
     std::vector<DeviceInfo> devices;
     // Every option create_session takes, as hb::Options reads them: the harness rejects a

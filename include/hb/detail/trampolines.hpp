@@ -191,21 +191,31 @@ struct Trampolines {
 
     static const char* last_error() noexcept { return plugin_error().c_str(); }
 
-    static hb_status describe(const hb_plugin_info** out) noexcept {
-        return guarded(plugin_error(), [&] {
-            static InfoStore* store = [] {
-                auto* s = new InfoStore{};
-                s->info = plugin().describe();
-                s->publish();
-                return s;
-            }();
-            *out = &store->c;
-        });
+    // The plugin's description, made once and kept for the life of the process.
+    static const InfoStore& info_store() {
+        static InfoStore* store = [] {
+            auto* s = new InfoStore{};
+            s->info = plugin().describe();
+            s->publish();
+            return s;
+        }();
+        return *store;
     }
 
+    static hb_status describe(const hb_plugin_info** out) noexcept {
+        return guarded(plugin_error(), [&] { *out = &info_store().c; });
+    }
+
+    // The description checked here for every plugin, and the placement against its capability.
     static hb_status create_session(const hb_session_desc* desc, hb_session** out) noexcept {
         *out = nullptr;
         return guarded(plugin_error(), [&] {
+            if (!desc) throw Error("create_session: no session description");
+            check_session_desc(*desc);
+            if (desc->placement == HB_PLACEMENT_HOST &&
+                !(info_store().info.capabilities & HB_CAP_HOST_PLACEMENT))
+                throw Error("placement host: this plugin does not announce HB_CAP_HOST_PLACEMENT",
+                            HB_UNSUPPORTED);
             auto b = std::make_unique<SessionBox>();
             b->impl = plugin().create_session(*desc);
             b->guard = std::make_unique<CallGuard>(desc->graph, wants_input_gradient(*desc));
