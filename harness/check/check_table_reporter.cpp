@@ -100,8 +100,9 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
         if (const int n = cmp.undetermined_quantities(); n > 0)
             out_ << fmt::format(
                 "    {} quantit{} undetermined in {} (the ensemble's spread at "
-                "least {:.2g} of their size; in the JSON)\n",
-                n, n == 1 ? "y" : "ies", c.run.math_mode, kUndeterminedSpread);
+                "least {:.2g} of their size, or a tolerance of {:.2g} of it; in the JSON)\n",
+                n, n == 1 ? "y" : "ies", c.run.math_mode, kUndeterminedSpread,
+                kJudgingTolerance);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
         for (const auto& n : cmp.not_compared) out_ << "    not compared: " << n << "\n";
     }

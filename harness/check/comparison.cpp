@@ -369,6 +369,8 @@ Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
             d.tolerance = tolerance.floors_with_ensemble ? std::max(d.tolerance, noise) : noise;
         }
     }
+    for (Difference& d : out.differences)
+        if (d.tolerance >= kJudgingTolerance) d.determined = false;
     out.pass = std::none_of(out.differences.begin(), out.differences.end(),
                             [](const Difference& d) { return d.out_of_bounds(); });
     return out;

@@ -104,6 +104,8 @@ struct Comparison {
 constexpr double kNoiseFactor = 5;
 // A quantity whose ensemble spread reaches this fraction of its scale is undetermined.
 constexpr double kUndeterminedSpread = 0.5;
+// So is one whose tolerance reaches this fraction of its scale: such a tolerance judges nothing.
+constexpr double kJudgingTolerance = 1.0;
 
 // Relative errors are normwise per tensor: max|a - b| over a scale. A gradient tensor is measured
 // against max|baseline|, or at least a fraction of the largest gradient in the network
@@ -135,8 +137,8 @@ constexpr double kUndeterminedSpread = 0.5;
 // distance of a member from the baseline, measured as the quantity is; its tolerance is then
 // kNoiseFactor times that spread, or times the format's resolution where the spread is finer, and
 // at least the math mode's fixed tolerance where Tolerance::floors_with_ensemble says so. A
-// quantity whose spread reaches kUndeterminedSpread is undetermined: reported with its spread,
-// not a pass nor a mismatch. "update" quantities take no noise: they compare the backend with
+// quantity whose spread reaches kUndeterminedSpread, or whose tolerance reaches kJudgingTolerance,
+// is undetermined: reported with its spread, not a pass nor a mismatch. "update" quantities take no noise: they compare the backend with
 // itself, within the fixed `state` tolerance.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
                    const Tolerance& tolerance, const std::vector<StepCapture>* ensemble = nullptr,
