@@ -26,7 +26,7 @@ void record(const config::RunConfig& config, const check::CheckOutcome& outcome,
     for (const auto& c : outcome.checks)
         if (check::compared(c) && c.comparison.problem.empty())
             verdicts.push_back(
-                {c.run.backend, c.run.math_mode, c.comparison.pass ? "pass" : "mismatch",
+                {c.run.backend, c.run.math_word(), c.comparison.pass ? "pass" : "mismatch",
                  request.baseline, now,
                  check::build_identity(c.run.plugin, c.run.plugin_version, c.run.libraries)});
     if (!verdicts.empty()) check::record_verdicts(check::verdicts_path(config), verdicts);

@@ -45,7 +45,7 @@ std::function<void(output::BackendRun&)> verdict_annotator(const config::RunConf
     auto verdicts = check::read_verdicts(check::verdicts_path(config));
     return [verdicts](output::BackendRun& run) {
         if (run.status != output::Status::ok) return;
-        auto v = check::find_verdict(verdicts, run.backend, run.math_mode);
+        auto v = check::find_verdict(verdicts, run.backend, run.math_word());
         if (!v) return;
         const check::BuildIdentity now =
             check::build_identity(run.plugin, run.plugin_version, run.libraries);

@@ -281,7 +281,7 @@ inline bool no_state(const model::Tensor&) {
 inline check::Tolerance tight_tolerance(const std::string& label, double loss, double gradient,
                                         double state, double gradient_floor,
                                         double state_floor = 0) {
-    check::Tolerance t = check::tolerance_for("fp32");
+    check::Tolerance t = check::tolerance_for(hb::Math::fp32);
     t.label = label;
     t.loss = loss;
     t.gradient = gradient;

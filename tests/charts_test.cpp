@@ -156,7 +156,7 @@ TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
     harness::output::BackendRun ok, skipped;
     ok.backend = "reference";
     ok.device = "cpu";
-    ok.math_mode = "fp32";
+    ok.math = hb::Math::fp32;
     ok.samples_ms = {1, 2, 3};
     skipped.backend = "cudnn";
     skipped.status = harness::output::Status::skipped;

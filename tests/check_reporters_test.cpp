@@ -41,12 +41,12 @@ harness::check::CheckOutcome sample_outcome() {
     hc::BackendCheck passed, skipped;
     passed.run.backend = "onednn";
     passed.run.device = "cpu";
-    passed.run.math_mode = "fp32";
+    passed.run.math = hb::Math::fp32;
     passed.run.status = harness::output::Status::ok;
-    passed.comparison = compare(sample_capture(), sample_capture(), tolerance_for("fp32"));
+    passed.comparison = compare(sample_capture(), sample_capture(), tolerance_for(hb::Math::fp32));
     skipped.run.backend = "cudnn";
     skipped.run.device = "cuda:0";
-    skipped.run.math_mode = "fp32";
+    skipped.run.math = hb::Math::fp32;
     skipped.run.status = harness::output::Status::skipped;
     skipped.run.message = "no CUDA device";
     outcome.checks = {passed, skipped};
@@ -116,7 +116,7 @@ harness::check::LayerCheckOutcome sample_layer_outcome() {
     off.gradients["conv.weight"][0] *= 1.01f;
     auto& mismatched = conv.outcome.checks[0];
     mismatched.comparison =
-        compare(off, sample_capture(), harness::check::layer_tolerance_for("fp32"));
+        compare(off, sample_capture(), harness::check::layer_tolerance_for(hb::Math::fp32));
     mismatched.run.status = harness::output::Status::mismatch;
     hc::UnitCheck& bn = outcome.units.emplace_back();
     bn.unit.name = "batchnorm+relu/c16/8x8";

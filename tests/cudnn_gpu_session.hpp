@@ -2,6 +2,8 @@
 // helpers shared by the tests that drive the plugin through its C ABI (cudnn_gpu_test).
 #pragma once
 
+#include "hb/manifest.hpp"
+
 #include "backend_comparison.hpp"
 #include "check_problem.hpp"
 #include "hb/plugin.hpp"
@@ -27,10 +29,10 @@ struct StepMode {
     std::vector<std::pair<std::string, std::string>> options;
     hb_placement placement = HB_PLACEMENT_DEVICE;
     hb_rmsprop_variant variant = HB_RMSPROP_TORCH;
-    std::string math() const {
+    hb::Math math() const {
         for (const auto& kv : options)
-            if (kv.first == "math") return kv.second;
-        return "fp32";
+            if (kv.first == "math") return hb::math_from_string(kv.second).value_or(hb::Math::fp32);
+        return hb::Math::fp32;
     }
     friend std::ostream& operator<<(std::ostream& out, const StepMode& m) { return out << m.name; }
 };

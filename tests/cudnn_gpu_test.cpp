@@ -68,13 +68,15 @@ StepCapture cudnn_run(const StepMode& s) {
     EXPECT_GT(session.peak_memory_bytes(), 0u);
     const std::string manifest = session.manifest_json();
     EXPECT_NE(manifest.find("\"convolutions\""), std::string::npos);
-    EXPECT_NE(manifest.find("\"math\": \"" + s.math() + "\""), std::string::npos) << manifest;
+    EXPECT_NE(manifest.find("\"math\": \"" + std::string(hb::to_string(s.math())) + "\""),
+              std::string::npos)
+        << manifest;
     // bf16 normalises with the backend's own kernels; otherwise cuDNN's Ex calls, unless the
     // mode asks for the legacy ones.
     const bool legacy = std::find(s.options.begin(), s.options.end(),
                                   std::make_pair(std::string("batchnorm"),
                                                  std::string("legacy"))) != s.options.end();
-    if (s.math() != "bf16") {
+    if (s.math() != hb::Math::bf16) {
         EXPECT_EQ(manifest.find("\"batchnorm_ex_layers\": 0,") != std::string::npos, legacy)
             << manifest;
     }

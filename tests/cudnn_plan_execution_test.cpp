@@ -389,7 +389,7 @@ harness::check::Comparison execute(const Mode& mode, bool input_gradient) {
         for (int b : fusion_candidates(graph)) fuse.insert(b);
     const Plan plan(graph, fuse, mode.storage, input_gradient);
     const harness::check::Tolerance tolerance =
-        harness::check::tolerance_for(mode.storage == Storage::bf16 ? "bf16" : "fp32");
+        harness::check::tolerance_for(mode.storage == Storage::bf16 ? hb::Math::bf16 : hb::Math::fp32);
     static const harness::check::StepCapture expected[2] = {
         reference_step({{"math", "fp64"}}, false), reference_step({{"math", "fp64"}}, true)};
     std::vector<harness::check::StepCapture> ensemble;

@@ -26,7 +26,7 @@ BackendRun run(const std::string& backend, double first_loss, const std::string&
     BackendRun r;
     r.backend = backend;
     r.plugin = plugin;
-    r.math_mode = math_mode;
+    r.math = hb::math_from_string(math_mode);
     r.status = Status::ok;
     r.warmup_losses = {first_loss, first_loss / 2};
     r.losses = {first_loss / 3};

@@ -82,7 +82,7 @@ inline harness::output::BackendRun full_run() {
     r.placement = "device";
     r.options = {{"threads", "16"}, {"layout", "nChw16c"}};
     r.libraries = {{"dnnl", "3.5.3"}, {"openmp", "4.5"}};
-    r.math_mode = "fp32";
+    r.math = hb::Math::fp32;
     r.threads = 16;
     r.check = "pass";
     r.status = harness::output::Status::ok;
@@ -149,7 +149,7 @@ inline void expect_same(const harness::output::BackendRun& a,
     EXPECT_EQ(a.placement, b.placement);
     EXPECT_EQ(a.options, b.options);
     EXPECT_EQ(a.libraries, b.libraries);
-    EXPECT_EQ(a.math_mode, b.math_mode);
+    EXPECT_EQ(a.math, b.math);
     EXPECT_EQ(a.threads, b.threads);
     EXPECT_EQ(a.check, b.check);
     EXPECT_EQ(a.status, b.status);

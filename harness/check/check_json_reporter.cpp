@@ -30,7 +30,7 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
     if (!outcome.baseline.log.empty()) j["baseline"]["log"] = outcome.baseline.log;
     for (const auto& c : outcome.checks) {
         nlohmann::json b = {{"backend", c.run.backend},     {"device", c.run.device},
-                            {"math_mode", c.run.math_mode}, {"verdict", verdict_of(c)},
+                            {"math_mode", c.run.math_word()}, {"verdict", verdict_of(c)},
                             {"message", c.run.message},     {"losses", c.run.losses}};
         if (!c.run.log.empty()) b["log"] = c.run.log;
         if (compared(c)) {

@@ -211,8 +211,9 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         check.run = run_capture(config, job, request.steps, dir, request.progress, name,
                                 std::max(0, --later));
         if (check.run.status == output::Status::ok) {
-            const Tolerance tolerance = request.unit >= 0 ? layer_tolerance_for(check.run.math_mode)
-                                                          : tolerance_for(check.run.math_mode);
+            const hb::Math math = check.run.math.value_or(hb::Math::fp32);
+            const Tolerance tolerance =
+                request.unit >= 0 ? layer_tolerance_for(math) : tolerance_for(math);
             const std::vector<StepCapture>* ensemble = ensemble_at(tolerance.significand_bits);
             if (!ensemble) return outcome;
             check.comparison = compare(read_capture(graph, check.run, dir), expected, tolerance,

@@ -81,18 +81,18 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
     for (const auto& c : outcome.checks) {
         if (!compared(c)) {
             out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {}\n", c.run.backend, name_width,
-                                c.run.device, c.run.math_mode, verdict_of(c), c.run.message);
+                                c.run.device, c.run.math_word(), verdict_of(c), c.run.message);
             continue;
         }
         const auto& cmp = c.comparison;
         if (!cmp.problem.empty()) {
             out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {}\n", c.run.backend, name_width,
-                                c.run.device, c.run.math_mode, verdict_of(c), cmp.problem);
+                                c.run.device, c.run.math_word(), verdict_of(c), cmp.problem);
             continue;
         }
         const Difference* rel = cmp.worst_relative();
         out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {:>10.3g} {:>10.3g} {:>8.2g}  {:<44} {}\n",
-                            c.run.backend, name_width, c.run.device, c.run.math_mode, verdict_of(c),
+                            c.run.backend, name_width, c.run.device, c.run.math_word(), verdict_of(c),
                             rel ? rel->relative : 0.0, rel ? rel->noise : 0.0,
                             rel ? rel->ratio() : 0.0, rel ? rel->quantity : "",
                             cmp.tolerance.label);
@@ -101,7 +101,7 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
             out_ << fmt::format(
                 "    {} quantit{} undetermined in {} (the ensemble's spread at "
                 "least {:.2g} of their size, or a tolerance of {:.2g} of it; in the JSON)\n",
-                n, n == 1 ? "y" : "ies", c.run.math_mode, kUndeterminedSpread,
+                n, n == 1 ? "y" : "ies", c.run.math_word(), kUndeterminedSpread,
                 kJudgingTolerance);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
         for (const auto& n : cmp.not_compared) out_ << "    not compared: " << n << "\n";

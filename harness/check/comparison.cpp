@@ -92,27 +92,27 @@ Masks determined_updates(const std::map<std::string, std::vector<float>>& gradie
 
 }  // namespace
 
-Tolerance tolerance_for(const std::string& math_mode) {
-    if (math_mode == "fp32" || math_mode.empty())
-        return {"fp32 strict", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
-    if (math_mode == "fp64")
-        return {"fp64 (fp32 strict tolerances)", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
-    if (math_mode == "tf32")
-        return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true, 11, 1e-2, 0, true};
-    if (math_mode == "fp16")
-        return {"fp16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 11, 3e-2, 0, true};
-    if (math_mode == "bf16")
-        return {"bf16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 8, 3e-2, 0, true};
-    // The harness reads math modes from manifests, which name one of hb::kMathModes or are a
-    // plugin defect (run/training.cpp): another here is the harness's own mistake.
-    throw std::logic_error("no tolerance for the math mode '" + math_mode + "'");
+Tolerance tolerance_for(hb::Math math) {
+    switch (math) {
+        case hb::Math::fp32:
+            break;
+        case hb::Math::fp64:
+            return {"fp64 (fp32 strict tolerances)", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
+        case hb::Math::tf32:
+            return {"tf32 (reduced precision)", 1e-2, 5e-2, 5e-2, true, 11, 1e-2, 0, true};
+        case hb::Math::fp16:
+            return {"fp16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 11, 3e-2, 0, true};
+        case hb::Math::bf16:
+            return {"bf16 mixed (reduced precision)", 3e-2, 1.5e-1, 1e-1, true, 8, 3e-2, 0, true};
+    }
+    return {"fp32 strict", 1e-4, 2e-3, 2e-3, false, 24, 1e-3, 0};
 }
 
 // Over the worst errors of the CPU backends measured on layer configurations alone, with a margin
 // (docs/conformance.md "Tolerances of one layer"); they floor the ensemble's, which does not model
 // the rounding of a parameter gradient's sum over positions that a layer alone shows.
-Tolerance layer_tolerance_for(const std::string& math_mode) {
-    Tolerance t = tolerance_for(math_mode);
+Tolerance layer_tolerance_for(hb::Math math) {
+    Tolerance t = tolerance_for(math);
     if (t.reduced_precision) return t;
     t.label = "fp32 strict, one layer";
     t.loss = 1e-5;

@@ -2,6 +2,7 @@
 // by tensor, and whether that is within the tolerance of the backend's math mode.
 #pragma once
 
+#include "hb/manifest.hpp"
 #include "hb/plugin.h"
 
 #include <cstdint>
@@ -54,11 +55,11 @@ struct Tolerance {
     // quantity's tolerance (reduced precision), or only the format's resolution does (float32).
     bool floors_with_ensemble = false;
 };
-Tolerance tolerance_for(const std::string& math_mode);
+Tolerance tolerance_for(hb::Math math);
 // The tolerances of one layer configuration checked alone (`harness check --layers`,
 // docs/conformance.md "Layer by layer"): in float32 tighter than a whole step's, which
 // rounding carries further; in reduced precision the same as tolerance_for's.
-Tolerance layer_tolerance_for(const std::string& math_mode);
+Tolerance layer_tolerance_for(hb::Math math);
 
 // One compared quantity: a step's loss, a tensor's gradient or a tensor's final value.
 struct Difference {

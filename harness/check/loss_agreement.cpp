@@ -20,11 +20,11 @@ bool compared(const BackendRun& r) {
 }
 
 double loss_tolerance(const BackendRun& r) {
-    return tolerance_for(r.math_mode).loss;
+    return tolerance_for(r.math.value_or(hb::Math::fp32)).loss;
 }
 
 std::string mode_of(const BackendRun& r) {
-    return r.math_mode.empty() ? "fp32" : r.math_mode;
+    return hb::to_string(r.math.value_or(hb::Math::fp32));
 }
 
 double median(std::vector<double> xs) {

@@ -150,7 +150,7 @@ std::vector<std::string> identity_fields(const Provenance& p, const BackendRun& 
             join_pairs(r.options),
             join_pairs(r.libraries),
             nonzero(r.threads),
-            r.math_mode};
+            r.math_word()};
 }
 
 std::vector<std::string> csv_columns() {

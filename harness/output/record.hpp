@@ -1,6 +1,7 @@
 // What one backend run produced: the unit the runner hands to the reporters (table, CSV, JSON).
 #pragma once
 
+#include "hb/manifest.hpp"
 #include "output/profile.hpp"
 
 #include <cstdint>
@@ -107,7 +108,7 @@ struct BackendRun {
     std::map<std::string, std::string> options;
     std::map<std::string, std::string> environment;  // what the entry set for its worker
     std::map<std::string, std::string> libraries;    // library name -> version
-    std::string math_mode;                           // from the manifest; "" = unknown
+    std::optional<hb::Math> math;                    // from the manifest; none = unknown
     int threads = 0;                                 // 0 = unknown
     std::string check;  // conformance: "", "pass", "mismatch", "stale" (for another build)
     int round = 1;      // which round of the invocation this run was (docs/statistics.md)
@@ -141,6 +142,8 @@ struct BackendRun {
     double last_loss() const;
     // The backend's name, and for a data-parallel row its ranks: "onednn (2 ranks)".
     std::string name() const;
+    // The math mode's word ("fp32"), as the CSV and the sidecar write it; "" when unknown.
+    std::string math_word() const { return math ? hb::to_string(*math) : ""; }
 };
 
 }  // namespace harness::output

@@ -160,7 +160,7 @@ json to_json(const BackendRun& r) {
               {"options", r.options},
               {"environment", r.environment},
               {"libraries", r.libraries},
-              {"math_mode", r.math_mode},
+              {"math_mode", r.math_word()},
               {"threads", r.threads},
               {"check", r.check},
               {"status", to_string(r.status)},
@@ -210,7 +210,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.environment =
         j.value("environment", std::map<std::string, std::string>());  // added in schema 1
     r.libraries = j.at("libraries").get<std::map<std::string, std::string>>();
-    r.math_mode = j.at("math_mode").get<std::string>();
+    r.math = hb::math_from_string(j.at("math_mode").get<std::string>());
     r.threads = j.at("threads").get<int>();
     r.check = j.at("check").get<std::string>();
     r.status = status_from(j.at("status"));

@@ -122,7 +122,7 @@ std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
         for (const auto& r : j.at("runs")) {
             const output::BackendRun run = output::backend_run_from_json(r);
             if (run.samples_ms.empty()) continue;
-            out.push_back({config, label_of(run.name(), run.device, run.math_mode), run.samples_ms,
+            out.push_back({config, label_of(run.name(), run.device, run.math_word()), run.samples_ms,
                            run.name(), run.round});
         }
     } catch (const nlohmann::json::exception& e) {

@@ -60,11 +60,10 @@ void read_manifest(output::BackendRun& run) {
     if (!manifest.contains("math") || !manifest["math"].is_string())
         throw defect("has no \"math\" (one of " + hb::math_words() + ")");
     const std::string math = manifest["math"].get<std::string>();
-    if (!hb::math_from_string(math))
-        throw defect("says \"math\": \"" + math + "\", none of " + hb::math_words());
+    run.math = hb::math_from_string(math);
+    if (!run.math) throw defect("says \"math\": \"" + math + "\", none of " + hb::math_words());
     if (!manifest.contains("threads") || !manifest["threads"].is_number_integer())
         throw defect("has no whole number \"threads\"");
-    run.math_mode = math;
     run.threads = manifest["threads"].get<int>();
 }
 

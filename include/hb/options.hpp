@@ -5,6 +5,7 @@
 
 #include "hb/cpu.hpp"
 #include "hb/error.hpp"
+#include "hb/manifest.hpp"
 #include "hb/plugin.h"
 
 #include <cerrno>
@@ -57,6 +58,14 @@ inline OptionSpec choice_option(std::string key, std::vector<std::string> choice
     return {std::move(key),         HB_OPTION_CHOICE,          0, 0, std::move(choices),
             std::move(description), default_value.value_or("")};
 }
+// The `math` option of a backend that computes in several of hb::Math's modes, `modes` with its
+// default first; Options::get_math() reads it as the same type the manifest reports (hb::manifest).
+inline OptionSpec math_option(const std::vector<Math>& modes, std::string description) {
+    std::vector<std::string> words;
+    for (Math m : modes) words.emplace_back(to_string(m));
+    return choice_option("math", words, words.front(), std::move(description));
+}
+
 // The `threads` option every CPU backend takes: unset, one per hardware thread.
 inline OptionSpec threads_option() {
     return int_option("threads", 1, 1024, std::nullopt,
@@ -205,6 +214,9 @@ public:
         parse_bool(value(key), v);
         return v;
     }
+
+    // math_option(): the mode the config chose, else the default.
+    Math get_math() const { return math_from_string(get_string("math")).value_or(Math::fp32); }
 
     // threads_option(): unset, the hardware's count.
     int get_threads() const {

@@ -48,8 +48,8 @@ int parse_device(const std::string& device) {
 
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
-        hb::choice_option("math", {"fp32", "tf32", "bf16"}, "fp32",
-                          "the math mode: float32, TF32 tensor cores, or bfloat16 activations"),
+        hb::math_option({hb::Math::fp32, hb::Math::tf32, hb::Math::bf16},
+                        "the math mode: float32, TF32 tensor cores, or bfloat16 activations"),
         hb::choice_option("layout", {"nchw", "nhwc"}, "nchw", "the activations' layout"),
         hb::choice_option("convolution_api", {"graph", "legacy"}, "graph",
                           "cuDNN's graph API or its legacy calls"),
@@ -71,8 +71,8 @@ Settings parse_settings(const hb_session_desc& desc) {
     s.input_gradient = hb::wants_input_gradient(desc);
 
     const hb::Options options(desc.num_options, desc.options, option_specs());
-    const std::string math = options.get_string("math");
-    s.math = math == "tf32" ? Math::tf32 : math == "bf16" ? Math::bf16 : Math::fp32;
+    const hb::Math math = options.get_math();
+    s.math = math == hb::Math::tf32 ? Math::tf32 : math == hb::Math::bf16 ? Math::bf16 : Math::fp32;
     s.layout = options.get_string("layout") == "nhwc" ? Layout::nhwc : Layout::nchw;
     s.convolutions = options.get_string("convolution_api") == "legacy" ? ConvolutionApi::legacy
                                                                        : ConvolutionApi::graph;

@@ -34,9 +34,9 @@ const std::vector<hb::OptionSpec>& option_specs() {
         hb::bool_option("cuda_graphs", false, "CUDA: capture the step once, then replay it"),
         hb::bool_option("foreach", std::nullopt,
                         "RMSProp's multi-tensor kernels, as torch.optim (unset: on CUDA, true)"),
-        hb::choice_option("math", {"fp32", "tf32", "fp64"}, "fp32",
-                          "the math mode: float32, TF32 tensor cores in convolutions and matrix "
-                          "products (CUDA), or float64"),
+        hb::math_option({hb::Math::fp32, hb::Math::tf32, hb::Math::fp64},
+                        "the math mode: float32, TF32 tensor cores in convolutions and matrix "
+                        "products (CUDA), or float64"),
     };
     return specs;
 }
@@ -56,11 +56,11 @@ Settings parse_settings(const hb_session_desc& desc) {
     const bool cuda = s.device.is_cuda();
     s.cudnn_benchmark =
         (options.has("cudnn_benchmark") ? options.get_bool("cudnn_benchmark") : cuda) && cuda;
-    const std::string math = options.get_string("math");
-    s.tf32 = math == "tf32";
+    const hb::Math math = options.get_math();
+    s.tf32 = math == hb::Math::tf32;
     s.cuda_graphs = options.get_bool("cuda_graphs");
     s.foreach = options.has("foreach") ? options.get_bool("foreach") : cuda;
-    if (math == "fp64") s.dtype = c10::ScalarType::Double;
+    if (math == hb::Math::fp64) s.dtype = c10::ScalarType::Double;
     if (!cuda) {
         if (s.tf32)
             throw hb::Error("option 'math': tf32 applies to CUDA devices only, not to \"cpu\"",

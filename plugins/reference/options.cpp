@@ -13,9 +13,9 @@ const std::vector<hb::OptionSpec>& option_specs() {
             "gemm_kernel",
             {"auto", to_string(TileKernel::portable), to_string(TileKernel::avx2_fma)}, "auto",
             "the GEMM's inner kernel; auto: the fastest this CPU runs"),
-        hb::choice_option("math", {"fp32", "fp64"}, "fp32",
-                          "fp64: every value, gradient and optimizer state in double, the check's "
-                          "oracle"),
+        hb::math_option({hb::Math::fp32, hb::Math::fp64},
+                        "fp64: every value, gradient and optimizer state in double, the check's "
+                        "oracle"),
         hb::int_option("rounding_seed", 0, int64_t{1} << 53, 0,
                        "not 0: every layer result moved by a random relative amount of at most "
                        "2^(1 - rounding_bits), this seed's draw, and rounded back: a member of the "
@@ -34,7 +34,7 @@ Settings parse_settings(const hb_session_desc& desc) {
     const hb::Options options(desc.num_options, desc.options, option_specs());
     Settings s;
     s.threads = options.get_threads();
-    s.fp64 = options.get_string("math") == "fp64";
+    s.fp64 = options.get_math() == hb::Math::fp64;
     const std::string kernel = options.get_string("gemm_kernel");
     s.kernel = kernel == "auto"
                    ? (s.fp64 ? fastest_tile_kernel<double>() : fastest_tile_kernel<float>())
