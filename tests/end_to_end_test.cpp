@@ -194,6 +194,24 @@ TEST(EndToEnd, UnknownBackendAndBadOptionsAreUsageErrors) {
 
 // A plugin option is checked against what the plugin declares (ABI 2.4) before anything runs: an
 // unknown key or an ill-typed value is a config error at its place, for run, check and layers.
+// A row records every option the session ran with, the plugin's declared defaults included, in
+// `options_in_force`; `options` keeps what the config set.
+TEST(EndToEnd, ARowRecordsEveryOptionInForceAndWhichTheConfigSet) {
+    TempDir dir;
+    const std::string yaml = dir / "set.yaml";
+    std::ofstream(yaml) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 16, "
+                           "batch: 2}\nrun: {warmup: 0, iterations: 1}\n"
+                           "backends:\n  - {plugin: reference, options: {threads: 1}}\n";
+    ASSERT_EQ(run_harness("run " + yaml + " --output " + (dir / "o.csv")).exit_code, 0);
+    const auto rows = harness::output::read_csv(dir / "o.csv");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].at("options"), "threads=1");
+    EXPECT_EQ(rows[0].at("options_in_force"),
+              "gemm_kernel=auto;math=fp32;rounding_bits=24;rounding_seed=0;threads=1");
+    const auto sidecar = read_json(dir / "o.json");
+    EXPECT_EQ(sidecar["runs"][0]["options_in_force"]["math"], "fp32");
+}
+
 TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {
     TempDir dir;
     const std::string head =

@@ -119,16 +119,16 @@ TEST_F(Publish, ACellEditedAloneOrAFileCutShortIsRefusedAgainstTheSidecar) {
 
     csv = copy_run("checked");
     std::string text = read_text(csv);
-    write_text(csv, text.substr(0, text.size() - 3));
+    write_text(csv, text.substr(0, text.rfind(',')));
     expect_refused(csv, {"malformed CSV " + csv +
-                         " (line 2): row 1 has 60 fields, header has 61 "
+                         " (line 2): row 1 has 61 fields, header has 62 "
                          "(the file's end is cut short)"});
-    // Cut where a row still has every field: a digit of the last one and the line break.
+    // Cut where a row still has every field: the line break, a digit added to the last field.
     csv = copy_run("checked");
     text = read_text(csv);
     write_text(csv, text.substr(0, text.size() - 1) + "7");
     expect_refused(csv, {csv + ": it does not end with a line break: cut short",
-                         "column order_seed: '7', but the sidecar"});
+                         "column options_in_force: '"});
 }
 
 // A results folder that is a dangling symlink is a usage error before anything is written.

@@ -81,6 +81,7 @@ inline harness::output::BackendRun full_run() {
     r.device = "cpu";
     r.placement = "device";
     r.options = {{"threads", "16"}, {"layout", "nChw16c"}};
+    r.options_in_force = {{"threads", "16"}, {"layout", "nChw16c"}, {"batchnorm", "fused"}};
     r.libraries = {{"dnnl", "3.5.3"}, {"openmp", "4.5"}};
     r.math = hb::Math::fp32;
     r.threads = 16;
@@ -148,6 +149,7 @@ inline void expect_same(const harness::output::BackendRun& a,
     EXPECT_EQ(a.device, b.device);
     EXPECT_EQ(a.placement, b.placement);
     EXPECT_EQ(a.options, b.options);
+    EXPECT_EQ(a.options_in_force, b.options_in_force);
     EXPECT_EQ(a.libraries, b.libraries);
     EXPECT_EQ(a.math, b.math);
     EXPECT_EQ(a.threads, b.threads);

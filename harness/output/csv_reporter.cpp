@@ -116,6 +116,7 @@ std::vector<std::string> csv_row(const Provenance& p, const BackendRun& r) {
     row.push_back(join_pairs(r.environment));
     row.push_back(std::to_string(r.round));
     row.push_back(p.order_seed ? std::to_string(*p.order_seed) : std::string());
+    row.push_back(join_pairs(r.options_in_force));
     return row;
 }
 
@@ -166,7 +167,8 @@ std::vector<std::string> csv_columns() {
             "first_loss",     "last_loss",   "environment_warnings", "loss_agreement",
             "ranks",          "communicator", "oversubscribed", "communication_share",
             "allreduce_bytes", "allreduce_algbw_gbps", "allreduce_busbw_gbps",
-            "scaling_efficiency", "cpu_ms",     "environment",    "round",          "order_seed"});
+            "scaling_efficiency", "cpu_ms",     "environment",    "round",          "order_seed",
+            "options_in_force"});
     // clang-format on
     return columns;
 }

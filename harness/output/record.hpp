@@ -105,7 +105,9 @@ struct BackendRun {
     std::string backend;  // the config entry's name
     std::string plugin, plugin_version, device;
     std::string placement;  // the entry's ("" in results from before entries had their own)
-    std::map<std::string, std::string> options;
+    std::map<std::string, std::string> options;  // what the config's entry set
+    // Every option the session ran with: those set, and each declared default left (ABI 2.5).
+    std::map<std::string, std::string> options_in_force;
     std::map<std::string, std::string> environment;  // what the entry set for its worker
     std::map<std::string, std::string> libraries;    // library name -> version
     std::optional<hb::Math> math;                    // from the manifest; none = unknown

@@ -158,6 +158,7 @@ json to_json(const BackendRun& r) {
               {"device", r.device},
               {"placement", r.placement},
               {"options", r.options},
+              {"options_in_force", r.options_in_force},
               {"environment", r.environment},
               {"libraries", r.libraries},
               {"math_mode", r.math_word()},
@@ -207,6 +208,8 @@ BackendRun backend_run_from_json(const json& j) {
     r.device = j.at("device").get<std::string>();
     r.placement = j.value("placement", std::string());
     r.options = j.at("options").get<std::map<std::string, std::string>>();
+    r.options_in_force =  // added in schema 1
+        j.value("options_in_force", std::map<std::string, std::string>());
     r.environment =
         j.value("environment", std::map<std::string, std::string>());  // added in schema 1
     r.libraries = j.at("libraries").get<std::map<std::string, std::string>>();

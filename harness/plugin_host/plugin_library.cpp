@@ -164,6 +164,15 @@ bool PluginLibrary::can_read_input_gradient() const {
            api_->read_input_gradient;
 }
 
+std::map<std::string, std::string> PluginLibrary::options_in_force(
+    const std::map<std::string, std::string>& set) const {
+    std::map<std::string, std::string> in_force = set;
+    if (const auto specs = declared_options())
+        for (const hb::OptionSpec& spec : *specs)
+            if (!spec.default_value.empty()) in_force.emplace(spec.key, spec.default_value);
+    return in_force;
+}
+
 std::optional<std::vector<hb::OptionSpec>> PluginLibrary::declared_options() const {
     constexpr size_t size = offsetof(hb_plugin_info, options) + sizeof(void*);
     if (info_->struct_size < size || info_->option_size == 0) return std::nullopt;
