@@ -6,6 +6,7 @@
 #include "check/check_runner.hpp"
 #include "check/check_table_reporter.hpp"
 #include "check/layer_check.hpp"
+#include "check/suite.hpp"
 #include "model/hourglass.hpp"
 #include "plugin_host/option_check.hpp"
 #include "run/progress.hpp"
@@ -75,7 +76,11 @@ int check_command(const CheckArgs& args) {
     run::ProgressLine progress(run::ProgressLine::wanted(args.quiet || args.json));
     std::vector<int> units;
     try {
+        if (args.device && !args.plugin)
+            throw std::invalid_argument("--device goes with --plugin or --suite");
         config = config::load_config(args.config);
+        if (args.plugin)
+            config = check::with_backend(config, {*args.plugin, args.device.value_or("cpu")});
         request.config_path = args.config;
         request.entries = select_entries(config, args.backends);
         plugin_host::check_entries_against_plugins(config, request.entries);
@@ -93,7 +98,7 @@ int check_command(const CheckArgs& args) {
     check::CheckOutcome outcome;
     try {
         outcome = check::run_check(config, request);
-        record(config, outcome, request);
+        if (!args.plugin) record(config, outcome, request);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness check: %s\n", e.what());
         return kExitBackendFailed;

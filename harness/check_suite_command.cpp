@@ -7,30 +7,25 @@
 #include "plugin_host/child_process.hpp"
 #include "plugin_host/option_check.hpp"
 #include "plugin_host/plugin_search.hpp"
-#include "plugin_host/scratch_dir.hpp"
 #include "run/progress.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
 namespace harness {
 
-namespace fs = std::filesystem;
-
 namespace {
 
 struct PreparedPart {
     check::SuitePart part;
-    std::string config_path;  // the shipped config with the suite's backend as its only entry
-    config::RunConfig config;
+    config::RunConfig config;  // the shipped config with the suite's backend as its only entry
 };
 
-// Every part's config written into `folder` and loaded, the plugin's defaults checked: what can
-// be refused is refused before any part runs.
-std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::path& folder) {
+// Every part's config loaded with the suite's backend as its entry, the plugin's defaults checked:
+// what can be refused is refused before any part runs.
+std::vector<PreparedPart> prepare(const check::SuiteBackend& backend) {
     if (!plugin_host::find_plugin(backend.plugin)) {
         std::string why = "no plugin '" + backend.plugin + "' (" +
                           plugin_host::plugin_file_name(backend.plugin) + ") on the plugin path " +
@@ -41,14 +36,7 @@ std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::
     }
     std::vector<PreparedPart> prepared;
     for (const auto& part : check::suite_parts(check::check_config_folder())) {
-        PreparedPart p{part, (folder / part.config.filename()).string(), {}};
-        if (!fs::exists(p.config_path)) {
-            std::ofstream out(p.config_path);
-            out << check::suite_config(config::read_config_bytes(part.config.string()),
-                                       part.config.string(), backend);
-            if (!out.flush()) throw std::runtime_error("cannot write " + p.config_path);
-        }
-        p.config = config::load_config(p.config_path);
+        PreparedPart p{part, check::with_backend(config::load_config(part.config.string()), backend)};
         plugin_host::check_entries_against_plugins(p.config, {0});
         prepared.push_back(std::move(p));
     }
@@ -58,7 +46,7 @@ std::vector<PreparedPart> prepare(const check::SuiteBackend& backend, const fs::
 check::PartResult run_part(const PreparedPart& p, const CheckArgs& args,
                            run::ProgressLine& progress) {
     check::CheckRequest request;
-    request.config_path = p.config_path;
+    request.config_path = p.config.path;
     request.entries = {0};
     request.steps = args.steps;
     request.progress = &progress;
@@ -78,13 +66,11 @@ check::PartResult run_part(const PreparedPart& p, const CheckArgs& args,
 }  // namespace
 
 int check_suite_command(const CheckArgs& args) {
-    const check::SuiteBackend backend{*args.suite, args.device};
+    const check::SuiteBackend backend{*args.suite, args.device.value_or("cpu")};
     run::ProgressLine progress(run::ProgressLine::wanted(args.quiet));
-    std::unique_ptr<plugin_host::ScratchDir> scratch;
     std::vector<PreparedPart> parts;
     try {
-        scratch = std::make_unique<plugin_host::ScratchDir>("harness-suite");
-        parts = prepare(backend, scratch->path());
+        parts = prepare(backend);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness check --suite: %s\n", e.what());
         return kExitUsage;

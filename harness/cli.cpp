@@ -139,9 +139,13 @@ int main_cli(int argc, char** argv) {
                               "Instead of a config: check this plugin, with its defaults, on "
                               "every check config and layer by layer on check.yaml, and say "
                               "whether it is conformant (docs/conformance.md)");
-    check_cmd->add_option("--device", check.device, "The device of --suite")
-        ->needs(check_suite)
-        ->capture_default_str();
+    auto* check_plugin = check_cmd->add_option(
+        "--plugin", check.plugin,
+        "Check this plugin, with its defaults, on the config's model, data and optimizer, in place "
+        "of the config's entries; no verdict is recorded");
+    check_cmd->add_option("--device", check.device,
+                          "The device of --suite or --plugin (default: cpu)");
+    check_plugin->excludes(check_backends);
     check_cmd->add_option("--steps", check.steps, "Training steps compared")
         ->check(count_in(1, 1000))
         ->capture_default_str();
@@ -157,7 +161,7 @@ int main_cli(int argc, char** argv) {
             ->expected(0, 1);
     auto* check_json = check_cmd->get_option("--json");
     for (CLI::Option* option :
-         {check_config, check_backends, check_baseline, check_layers_opt, check_json})
+         {check_config, check_backends, check_baseline, check_layers_opt, check_json, check_plugin})
         check_suite->excludes(option);
 
     ReportArgs report;
@@ -259,36 +263,11 @@ int main_cli(int argc, char** argv) {
     info_cmd->add_option("config", info_config, "Run config (YAML)")->required();
     info_cmd->add_flag("--json", info_json, "Machine-readable output");
 
-    // The worker's command line, written by run::worker_arguments: one backend, an entry of the
-    // config or a plugin with its default options, timed or captured.
-    run::WorkerJob job;
-    int worker_entry = -1;
-    run::PluginDefaults worker_plugin;
-    run::Capture worker_capture;
+    // The worker's command line, written by run::worker_arguments: the file of its job, which the
+    // harness resolved (run/job_file.hpp).
+    std::string worker_job;
     auto* worker_cmd = app.add_subcommand("__worker", "")->group("");
-    worker_cmd->add_option("config", job.config_path)->required();
-    worker_cmd->add_option("result", job.result_path)->required();
-    worker_cmd->add_option("--warmup", job.overrides.warmup);
-    worker_cmd->add_option("--iterations", job.overrides.iterations);
-    auto* entry_opt = worker_cmd->add_option("--entry", worker_entry);
-    auto* plugin_opt = worker_cmd->add_option("--plugin", worker_plugin.plugin);
-    worker_cmd->add_option("--device", worker_plugin.device);
-    std::vector<std::string> worker_options;  // KEY=VALUE
-    worker_cmd->add_option("--option", worker_options);
-    entry_opt->excludes(plugin_opt);
-    auto* capture_opt = worker_cmd->add_option("--capture", worker_capture.dir);
-    worker_cmd->add_option("--profile-steps", job.profiling.steps);
-    worker_cmd->add_option("--trace", job.profiling.trace_dir);
-    worker_cmd->add_option("--unit", job.unit);
-    worker_cmd->add_option("--ranks", job.ranks);
-    worker_cmd->add_flag("--same-batch", job.same_batch);
-    worker_cmd->add_option("--progress-fd", job.progress_fd);
-    run::LayerTiming worker_layers;
-    auto* layers_opt = worker_cmd->add_option("--gbench-out", worker_layers.gbench_out);
-    worker_cmd->add_option("--units-out", worker_layers.units_out)->needs(layers_opt);
-    worker_cmd->add_option("--layer-units", worker_layers.units)->needs(layers_opt);
-    worker_cmd->add_option("--layer-repetitions", worker_layers.repetitions)->needs(layers_opt);
-    worker_cmd->add_option("--layer-iterations", worker_layers.iterations)->needs(layers_opt);
+    worker_cmd->add_option("job", worker_job)->required();
 
     std::string describe_file, describe_result;
     auto* describe_cmd = app.add_subcommand("__describe", "")->group("");
@@ -327,22 +306,7 @@ int main_cli(int argc, char** argv) {
     }
     if (*list_cmd) return list_command(list_json);
     if (*info_cmd) return info_command(info_config, info_json);
-    if (*worker_cmd) {
-        if (*entry_opt)
-            job.backend = worker_entry;
-        else if (*plugin_opt)
-            job.backend = worker_plugin;
-        else
-            return kExitUsage;  // the parent always names the backend
-        for (const std::string& option : worker_options) {
-            const size_t equals = option.find('=');
-            if (equals == std::string::npos) return kExitUsage;
-            job.options[option.substr(0, equals)] = option.substr(equals + 1);
-        }
-        if (*capture_opt) job.capture = worker_capture;
-        if (*layers_opt) job.layer_timing = worker_layers;
-        return run::worker_main(job);
-    }
+    if (*worker_cmd) return run::worker_main(worker_job);
     if (*describe_cmd) return describe_command(describe_file, describe_result);
     return kExitUsage;
 }

@@ -44,7 +44,10 @@ struct CheckArgs {
     // Set (and `config` empty): the conformance suite of this plugin (check/suite.hpp), its
     // entry on `device`.
     std::optional<std::string> suite;
-    std::string device = "cpu";
+    // Set: the config's model, data and optimizer checked on this plugin alone, with its
+    // defaults, on `device`, in place of the config's entries; no verdict is recorded.
+    std::optional<std::string> plugin;
+    std::optional<std::string> device;  // of --suite or --plugin; absent: cpu
 };
 int check_command(const CheckArgs& args);
 int check_suite_command(const CheckArgs& args);

@@ -129,6 +129,29 @@ TEST(HarnessCheck, ABaselineThatCannotFinishSaysSoAndSuggestsAnother) {
     EXPECT_NE(r.output.find("--baseline"), std::string::npos) << r.output;
 }
 
+// Any config is checked on a plugin it does not list, with the plugin's defaults, in place of its
+// entries and without editing it; such a check records no verdict for the config.
+TEST(HarnessCheck, AnyConfigIsCheckedOnAPluginItDoesNotList) {
+    TempDir dir;
+    // Its entries are `reference` and `perturbed`; the check runs `fake_perturbed` alone.
+    const std::string config = std::string(HB_TEST_DATA_DIR) + "/perturbed.yaml";
+    const std::string cache = "XDG_CACHE_HOME=" + (dir / "cache");
+    auto r = run_harness("check " + config + " --plugin fake_perturbed --quiet",
+                         harness::testing::fake_plugins_env() + " " + cache);
+    EXPECT_EQ(r.exit_code, 1) << r.output;  // the perturbed gradient
+    EXPECT_NE(r.output.find("\nfake_perturbed "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("MISMATCH"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("\nperturbed "), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("\nreference "), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "cache/harness")) << "a verdict was recorded";
+    for (const std::string bad :
+         {" --plugin fake_perturbed --backends reference", " --plugin 'Not A Plugin'",
+          " --plugin reference --device tpu", " --device cuda:0"}) {
+        r = run_harness("check " + config + bad, cache);
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    }
+}
+
 TEST(HarnessCheck, BadArgumentsAreUsageErrors) {
     EXPECT_EQ(run_harness("check").exit_code, 2);
     EXPECT_EQ(run_harness("check " + std::string(HB_SOURCE_DIR) + "/configs/check.yaml --steps 0")

@@ -216,11 +216,16 @@ TEST(HarnessRun, ATruncatedPluginIsReportedByNameAndTheRunGoesOn) {
 
 TEST(PluginSession, AnExceptionInTheStepBecomesAStatusWithItsMessage) {
     PluginLibrary library = PluginLibrary::load(fake("throws"));
+    const hb_graph graph = hb_empty_graph();
+    hb_optimizer optimizer{};
+    optimizer.variant = HB_RMSPROP_TORCH;
     hb_session_desc desc{};
     desc.struct_size = sizeof(desc);
+    desc.graph = &graph;
+    desc.optimizer = &optimizer;
     desc.device = "cpu";
     harness::plugin_host::PluginSession session(library, desc);
-    // The fake's session has no graph: its state is empty, one batch of nothing.
+    // The session's graph is empty: its state is empty, one batch of nothing.
     const float* none[1] = {nullptr};
     const float value = 0;
     const float* batch[1] = {&value};

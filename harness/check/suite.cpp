@@ -49,40 +49,36 @@ std::vector<SuitePart> suite_parts(const fs::path& folder) {
 
 namespace {
 
-// A name written into YAML as a plain double-quoted scalar needs no escape.
-void require_plain(const std::string& what, const std::string& value) {
-    const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
-               c == ':';
+bool is_plugin_name(const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
     });
-    if (!plain)
-        throw std::invalid_argument(fmt::format(
-            "{} '{}' is not a name (letters, digits, '_', '-', '.', ':')", what, value));
+}
+
+bool is_device_name(const std::string& s) {
+    if (s == "cpu") return true;
+    const std::string index = s.rfind("cuda:", 0) == 0 ? s.substr(5) : "";
+    return !index.empty() && index.size() <= 4 &&
+           std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+           (index.size() == 1 || index[0] != '0');
 }
 
 }  // namespace
 
-std::string suite_config(const std::string& text, const std::string& source,
-                         const SuiteBackend& backend) {
-    require_plain("plugin", backend.plugin);
-    require_plain("device", backend.device);
-    std::istringstream in(text);
-    std::string kept, line;
-    bool in_backends = false;
-    while (std::getline(in, line)) {
-        const bool top_level_key =
-            !line.empty() && line[0] != ' ' && line[0] != '#' && line[0] != '-';
-        if (in_backends && top_level_key)
-            throw std::invalid_argument(source +
-                                        ": the suite needs backends as its last key, and '" + line +
-                                        "' follows it");
-        if (top_level_key && line.rfind("backends:", 0) == 0) in_backends = true;
-        if (!in_backends) kept += line + "\n";
-    }
-    if (!in_backends) throw std::invalid_argument(source + ": has no backends section");
-    return kept +
-           fmt::format("backends:\n  - name: \"{0}\"\n    plugin: \"{0}\"\n    device: \"{1}\"\n",
-                       backend.plugin, backend.device);
+config::RunConfig with_backend(config::RunConfig config, const SuiteBackend& backend) {
+    if (!is_plugin_name(backend.plugin))
+        throw std::invalid_argument("'" + backend.plugin +
+                                    "' is not a plugin name (a name matching [a-z0-9_]+)");
+    if (!is_device_name(backend.device))
+        throw std::invalid_argument("'" + backend.device + "' is not a device (cpu or cuda:N)");
+    config::BackendEntry entry;
+    entry.name = backend.plugin;
+    entry.plugin = backend.plugin;
+    entry.device = backend.device;
+    entry.placement = config.placement;
+    entry.placement_place = config.placement_place;
+    config.backends = {entry};
+    return config;
 }
 
 namespace {

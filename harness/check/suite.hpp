@@ -33,11 +33,10 @@ struct SuiteBackend {
     std::string device = "cpu";
 };
 
-// `text` (the config file `source`) with its `backends` section, which must be its last
-// top-level key, replaced by `backend` alone. Throws std::invalid_argument naming `source`
-// otherwise, and for a plugin or device name YAML would have to escape.
-std::string suite_config(const std::string& text, const std::string& source,
-                         const SuiteBackend& backend);
+// `config` with `backend` as its only entry, named as its plugin, with the plugin's default
+// options and the config's data placement: the suite's parts, and `harness check CONFIG --plugin
+// NAME`. Throws std::invalid_argument for a name that is not a plugin's or a device's.
+config::RunConfig with_backend(config::RunConfig config, const SuiteBackend& backend);
 
 // One part's result for the suite's backend.
 struct PartResult {

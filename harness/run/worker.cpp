@@ -11,6 +11,7 @@
 #include "plugin_host/plugin_library.hpp"
 #include "plugin_host/plugin_search.hpp"
 #include "run/data_parallel.hpp"
+#include "run/job_file.hpp"
 #include "run/layer_timing.hpp"
 #include "run/runner.hpp"
 #include "run/step_events.hpp"
@@ -91,11 +92,11 @@ void install_stop_handler() {
     sigaction(SIGHUP, &action, nullptr);
 }
 
-output::TraceMetadata trace_metadata(const config::RunConfig& config, const WorkerJob& job,
+output::TraceMetadata trace_metadata(const config::RunConfig& config,
                                      const output::BackendRun& run) {
     output::TraceMetadata m;
     m.config_name = config.name;
-    m.config_path = job.config_path;
+    m.config_path = config.path;
     m.config_sha256 = config.sha256;
     m.harness_version = std::string(kVersion) + " (" + kGitCommit + ")";
     m.backend = run.backend;
@@ -137,7 +138,7 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
         if (!job.profiling.trace_dir.empty())
             output::write_file_atomically(
                 trace_path(job.profiling.trace_dir, config.name, run.backend),
-                output::json_text(output::chrome_trace(trace_metadata(config, job, run), steps)));
+                output::json_text(output::chrome_trace(trace_metadata(config, run), steps)));
     } catch (const std::exception& e) {
         profile = output::Profile{};
         profile.error = e.what();
@@ -176,10 +177,8 @@ void time_layer_units(const model::Graph& graph, const config::RunConfig& config
     }
 }
 
-output::BackendRun run_job(const WorkerJob& job) {
-    const config::RunConfig config = config::load_config(job.config_path);
-    config::BackendEntry entry = entry_for(config, job);
-    entry.options = job.options;  // all of them, from the harness (worker_arguments)
+output::BackendRun run_job(const config::RunConfig& config, const WorkerJob& job) {
+    const config::BackendEntry entry = entry_for(config, job);
     model::Graph graph = model::build_hourglass(config.model);
     if (job.unit >= 0) graph = model::unit_graph(graph, model::layer_units(graph).at(job.unit));
     output::BackendRun run = describe_entry(config, entry, job.overrides, graph);
@@ -250,14 +249,22 @@ output::BackendRun run_job(const WorkerJob& job) {
 
 }  // namespace
 
-int worker_main(const WorkerJob& job) {
+int worker_main(const std::string& job_file) {
+    config::RunConfig config;
+    WorkerJob job;
+    try {
+        std::tie(config, job) = read_job_file(job_file);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "harness worker: %s\n", e.what());
+        return kExitUsage;
+    }
     // A timing run stopped by the harness writes what it measured; a capture is all or nothing.
     if (!job.capture) install_stop_handler();
     output::BackendRun run;
     open_step_events(job.progress_fd);
     try {
         const plugin_host::LibraryOutput output(plugin_host::log_path_of(job.result_path));
-        run = run_job(job);
+        run = run_job(config, job);
     } catch (const std::exception& e) {
         run.status = output::Status::failed;
         run.message = e.what();

@@ -62,40 +62,12 @@ std::vector<std::string> mpirun_arguments(const std::string& mpirun, const Worke
 
 }  // namespace
 
-std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job,
-                                          const config::RunConfig& config,
+std::vector<std::string> worker_arguments(const std::string& harness, const std::string& job_file,
+                                          const WorkerJob& job, const config::RunConfig& config,
                                           const std::string& mpirun) {
     std::vector<std::string> argv;
     if (job.ranks > 1) argv = mpirun_arguments(mpirun, job, config);
-    const std::vector<std::string> worker = {
-        harness,         "__worker",
-        job.config_path, job.result_path,
-        "--warmup",      std::to_string(job.overrides.warmup),
-        "--iterations",  std::to_string(job.overrides.iterations)};
-    argv.insert(argv.end(), worker.begin(), worker.end());
-    if (const int* index = std::get_if<int>(&job.backend))
-        argv.insert(argv.end(), {"--entry", std::to_string(*index)});
-    else
-        argv.insert(argv.end(), {"--plugin", std::get<PluginDefaults>(job.backend).plugin,
-                                 "--device", std::get<PluginDefaults>(job.backend).device});
-    // Every option in force, as the harness read and checked it: the worker reads none again.
-    for (const auto& [key, value] : entry_for(config, job).options)
-        argv.insert(argv.end(), {"--option", key + "=" + value});
-    if (job.profiling.steps > 0)
-        argv.insert(argv.end(), {"--profile-steps", std::to_string(job.profiling.steps)});
-    if (!job.profiling.trace_dir.empty())
-        argv.insert(argv.end(), {"--trace", job.profiling.trace_dir});
-    if (job.capture) argv.insert(argv.end(), {"--capture", job.capture->dir});
-    if (job.unit >= 0) argv.insert(argv.end(), {"--unit", std::to_string(job.unit)});
-    if (job.ranks > 0) argv.insert(argv.end(), {"--ranks", std::to_string(job.ranks)});
-    if (job.same_batch) argv.push_back("--same-batch");
-    if (job.progress_fd >= 0)
-        argv.insert(argv.end(), {"--progress-fd", std::to_string(job.progress_fd)});
-    if (const auto& t = job.layer_timing)
-        argv.insert(argv.end(), {"--layer-units", t->units, "--layer-repetitions",
-                                 std::to_string(t->repetitions), "--layer-iterations",
-                                 std::to_string(t->iterations), "--gbench-out", t->gbench_out,
-                                 "--units-out", t->units_out});
+    argv.insert(argv.end(), {harness, "__worker", job_file});
     return argv;
 }
 

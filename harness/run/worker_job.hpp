@@ -41,11 +41,10 @@ struct LayerTiming {
 };
 
 struct WorkerJob {
-    std::string config_path;
+    std::string config_path;  // for the record: a worker never reads it (run/job_file.hpp)
     std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
     // Plugin options over the entry's own, key by key (the check's oracle in float64, each
-    // member of its rounding-noise ensemble). In the worker: every option in force, as the
-    // harness read and checked them (worker_arguments passes them all).
+    // member of its rounding-noise ensemble). The job file carries the entry with them applied.
     std::map<std::string, std::string> options;
     StepCounts overrides;
     std::string result_path;
@@ -71,10 +70,11 @@ output::BackendRun describe_entry(const config::RunConfig& config,
                                   const config::BackendEntry& entry, const StepCounts& overrides,
                                   const model::Graph& graph);
 
-// The command line that makes `harness` (at path `harness`) run this job: through mpirun when it
-// has more than one rank (`mpirun` is mpirun's path; docs/parallel.md).
-std::vector<std::string> worker_arguments(const std::string& harness, const WorkerJob& job,
-                                          const config::RunConfig& config,
+// The command line that makes `harness` (at path `harness`) run this job, written to `job_file`
+// (run/job_file.hpp): through mpirun when it has more than one rank (`mpirun` is mpirun's path;
+// docs/parallel.md).
+std::vector<std::string> worker_arguments(const std::string& harness, const std::string& job_file,
+                                          const WorkerJob& job, const config::RunConfig& config,
                                           const std::string& mpirun = "mpirun");
 
 // Where rank `rank` of a data-parallel job writes its row: rank 0 (and any other job) at

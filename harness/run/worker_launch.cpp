@@ -4,6 +4,7 @@
 #include "output/run_json.hpp"
 #include "plugin_host/child_process.hpp"
 #include "plugin_host/library_output.hpp"
+#include "run/job_file.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 
@@ -95,16 +96,19 @@ plugin_host::ExitInfo run_child(const config::RunConfig& config, const WorkerJob
     const std::string harness = boost::dll::program_location().string();
     const int death_signal = mpirun.empty() ? SIGKILL : SIGTERM;
     EventPipe events;
+    const std::string job_file = job_path_of(job.result_path);
     if (!progress || !progress->enabled() || job.ranks > 1 || !events.open()) {
+        write_job_file(job_file, config, job);
         // What mpirun itself says (a rank that cannot start) joins the ranks' log.
         plugin_host::ChildProcess child(
-            worker_arguments(harness, job, config, mpirun), death_signal, -1,
+            worker_arguments(harness, job_file, job, config, mpirun), death_signal, -1,
             mpirun.empty() ? "" : plugin_host::log_path_of(job.result_path));
         return child.wait(timeout_s);
     }
     WorkerJob watched = job;
     watched.progress_fd = events.write_fd();
-    plugin_host::ChildProcess child(worker_arguments(harness, watched, config, mpirun),
+    write_job_file(job_file, config, watched);
+    plugin_host::ChildProcess child(worker_arguments(harness, job_file, watched, config, mpirun),
                                     death_signal, events.write_fd());
     events.close_write();
     return child.wait(timeout_s, events.read_fd(), [&] {
@@ -186,6 +190,7 @@ output::BackendRun launch_worker(const config::RunConfig& config, const WorkerJo
     run.log = plugin_host::read_log(log);
     std::error_code ignored;
     std::filesystem::remove(log, ignored);
+    std::filesystem::remove(job_path_of(job.result_path), ignored);
     return run;
 }
 

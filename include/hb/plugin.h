@@ -47,14 +47,30 @@ typedef enum hb_status {
 
 /* -------------------------------------------------------- the model graph (docs/design.md §4) */
 
+/* Each kind's forward pass, then (after "backward:") the gradient it must pass back, which
+ * harness check compares with a float64 oracle's. A value read by several layers gets the sum of
+ * their gradients. */
 typedef enum hb_layer_kind {
+    /* hb_layer's conv2d fields. backward: dx the transposed convolution of dy with w; dw[o][c][i][j]
+     * = sum over n, h, w of dy[o][h][w] x[c][s h + i - p][s w + j - p]; db[o] = sum of dy[o]. */
     HB_LAYER_CONV2D = 0,
+    /* hb_layer's batchnorm fields, training mode. backward (x^ = (x - mean) / sqrt(var + eps),
+     * per channel over its m values): dbeta = sum dy; dgamma = sum dy x^; dx = gamma /
+     * sqrt(var + eps) (dy - dbeta / m - x^ dgamma / m), through the batch statistics (gamma 1 where
+     * there is no weight). The running statistics take no gradient. */
     HB_LAYER_BATCHNORM = 1,
+    /* max(x, 0). backward: dx = dy where x > 0, and 0 where x <= 0 (at exactly 0 too). */
     HB_LAYER_RELU = 2,
-    HB_LAYER_MAXPOOL2D = 3, /* 2x2, stride 2; gradient to the first maximum in row-major order */
-    HB_LAYER_UPSAMPLE = 4,  /* nearest, factor 2 */
-    HB_LAYER_ADD = 5,       /* n-ary elementwise sum */
-    HB_LAYER_MSE_LOSS = 6   /* loss_weight * mean((input - target)^2) over N x C x H x W */
+    /* 2x2, stride 2. backward: each window's dy to its first maximum in row-major order (the
+     * earliest of tied values), 0 to the other three. */
+    HB_LAYER_MAXPOOL2D = 3,
+    /* nearest, factor 2. backward: dx the sum of dy over each 2x2 block. */
+    HB_LAYER_UPSAMPLE = 4,
+    /* n-ary elementwise sum. backward: every input gets dy. */
+    HB_LAYER_ADD = 5,
+    /* loss_weight * mean((input - target)^2) over N x C x H x W, a scalar; the step's loss is the
+     * sum of every such layer. backward: d input = loss_weight 2 (input - target) / (N C H W). */
+    HB_LAYER_MSE_LOSS = 6
 } hb_layer_kind;
 
 typedef enum hb_tensor_role {
