@@ -90,7 +90,7 @@ std::vector<std::string> summary_inputs(const fs::path& folder, const std::strin
         for (const auto& entry : fs::directory_iterator(folder)) {
             const fs::path path = entry.path();
             if (path.extension() == ".csv" && path.filename() != name &&
-                publish::is_run_csv(path.string()))
+                output::is_run_csv(path.string()))
                 inputs.push_back(path.string());
         }
     std::sort(inputs.begin(), inputs.end(), [](const std::string& a, const std::string& b) {

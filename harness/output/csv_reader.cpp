@@ -1,5 +1,7 @@
 #include "output/csv_reader.hpp"
 
+#include "output/csv_reporter.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -121,6 +123,19 @@ CsvTable read_csv_table(const std::string& path) {
 
 std::vector<CsvRow> read_csv(const std::string& path) {
     return read_csv_table(path).rows;
+}
+
+bool is_run_csv(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string line;
+    if (!std::getline(in, line)) return false;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    try {
+        const ParsedCsv header = parse_csv(line + "\n", path);
+        return !header.rows.empty() && run_header_problem(header.rows.front()).empty();
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 }  // namespace harness::output

@@ -22,4 +22,9 @@ struct CsvTable {
 };
 CsvTable read_csv_table(const std::string& path);
 
+// Whether the file is a results CSV of `harness run` (of any schema-1 layout), as opposed to the
+// other CSVs a results folder may hold (harness layers', a benchmark's): its header, and the one
+// rule that recognises one, run_header_problem (output/csv_reporter.hpp). False when unreadable.
+bool is_run_csv(const std::string& path);
+
 }  // namespace harness::output

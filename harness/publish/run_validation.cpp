@@ -363,7 +363,7 @@ std::vector<std::string> published_elsewhere(const std::string& csv_path, const 
             const fs::path path = file.path();
             std::error_code absent;
             if (path.extension() != ".csv" || fs::equivalent(path, destination, absent) ||
-                !is_run_csv(path.string()))
+                !output::is_run_csv(path.string()))
                 continue;
             try {
                 for (const auto& row : output::read_csv(path.string()))
@@ -378,18 +378,6 @@ std::vector<std::string> published_elsewhere(const std::string& csv_path, const 
     }
     std::sort(found.begin(), found.end());
     return found;
-}
-
-bool is_run_csv(const std::string& csv_path) {
-    std::ifstream in(csv_path);
-    std::string header;
-    if (!std::getline(in, header)) return false;
-    std::string expected;
-    for (const auto& c : output::csv_columns()) {
-        expected += (expected.empty() ? "" : ",") + c;
-        if (header == expected) return true;
-    }
-    return false;
 }
 
 }  // namespace harness::publish

@@ -29,9 +29,4 @@ std::vector<std::string> published_elsewhere(const std::string& csv_path,
                                              const std::filesystem::path& root,
                                              const std::filesystem::path& destination);
 
-// A results CSV of `harness run` whose header is this schema version's columns or an earlier
-// version's (columns are only added at the end), as opposed to the other CSVs a results folder
-// may hold (harness layers', a benchmark's).
-bool is_run_csv(const std::string& csv_path);
-
 }  // namespace harness::publish
