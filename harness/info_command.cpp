@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "config/config.hpp"
+#include "data/spec_json.hpp"
 #include "model/hourglass.hpp"
 
 #include <fmt/format.h>
@@ -24,16 +25,7 @@ nlohmann::json describe(const config::RunConfig& config, const model::Graph& gra
         {"config", config.path},
         {"name", config.name},
         {"config_sha256", config.sha256},
-        {"model",
-         {{"stacks", m.stacks},
-          {"features", m.features},
-          {"depth", m.depth},
-          {"joints", m.joints},
-          {"input_size", m.input_size},
-          {"batch", m.batch},
-          {"conv_bias", m.conv_bias},
-          {"bn_scale", m.bn_scale},
-          {"loss", m.loss == model::LossReduction::sum ? "sum" : "mean"}}},
+        {"model", data::model_json(m)},
         {"layers", graph.layers.size()},
         {"layer_kinds", kinds},
         {"tensors", graph.tensors.size()},

@@ -1,5 +1,7 @@
 #include "data/dump.hpp"
 
+#include "data/spec_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -135,15 +137,7 @@ void dump(const std::string& dir, const model::Graph& graph, uint64_t seed,
         {"batches", batches.inputs.size()},
         {"tensors", tensors},
         {"layers", layers},
-        {"optimizer",
-         {{"type", "rmsprop"},
-          {"variant", optimizer.variant == HB_RMSPROP_TORCH ? "torch" : "tensorflow"},
-          {"learning_rate", optimizer.learning_rate},
-          {"alpha", optimizer.alpha},
-          {"eps", optimizer.eps},
-          {"momentum", optimizer.momentum},
-          {"weight_decay", optimizer.weight_decay},
-          {"initial_square_average", optimizer.initial_square_average}}}};
+        {"optimizer", optimizer_json(optimizer)}};
     const fs::path index_path = root / "index.json";
     std::ofstream out(index_path, std::ios::trunc);
     if (!out) throw std::runtime_error(index_path.string() + ": cannot open for writing");

@@ -1,5 +1,6 @@
 #include "run/job_file.hpp"
 
+#include "data/spec_json.hpp"
 #include "output/atomic_file.hpp"
 
 #include <fstream>
@@ -39,58 +40,6 @@ config::BackendEntry entry_from(const json& j) {
     return e;
 }
 
-json model_json(const model::HourglassSpec& m) {
-    return {{"stacks", m.stacks},
-            {"features", m.features},
-            {"depth", m.depth},
-            {"joints", m.joints},
-            {"input_size", m.input_size},
-            {"batch", m.batch},
-            {"conv_bias", m.conv_bias},
-            {"bn_scale", m.bn_scale},
-            {"bn_momentum", m.bn_momentum},
-            {"bn_eps", m.bn_eps},
-            {"loss", m.loss == model::LossReduction::mean ? "mean" : "sum"}};
-}
-
-model::HourglassSpec model_from(const json& j) {
-    model::HourglassSpec m;
-    m.stacks = j.at("stacks").get<int>();
-    m.features = j.at("features").get<int>();
-    m.depth = j.at("depth").get<int>();
-    m.joints = j.at("joints").get<int>();
-    m.input_size = j.at("input_size").get<int>();
-    m.batch = j.at("batch").get<int>();
-    m.conv_bias = j.at("conv_bias").get<bool>();
-    m.bn_scale = j.at("bn_scale").get<bool>();
-    m.bn_momentum = j.at("bn_momentum").get<float>();
-    m.bn_eps = j.at("bn_eps").get<float>();
-    m.loss = j.at("loss") == "mean" ? model::LossReduction::mean : model::LossReduction::sum;
-    return m;
-}
-
-json optimizer_json(const hb_optimizer& o) {
-    return {{"variant", o.variant == HB_RMSPROP_TENSORFLOW ? "tensorflow" : "torch"},
-            {"learning_rate", o.learning_rate},
-            {"alpha", o.alpha},
-            {"eps", o.eps},
-            {"momentum", o.momentum},
-            {"weight_decay", o.weight_decay},
-            {"initial_square_average", o.initial_square_average}};
-}
-
-hb_optimizer optimizer_from(const json& j) {
-    hb_optimizer o{};
-    o.variant = j.at("variant") == "tensorflow" ? HB_RMSPROP_TENSORFLOW : HB_RMSPROP_TORCH;
-    o.learning_rate = j.at("learning_rate").get<float>();
-    o.alpha = j.at("alpha").get<float>();
-    o.eps = j.at("eps").get<float>();
-    o.momentum = j.at("momentum").get<float>();
-    o.weight_decay = j.at("weight_decay").get<float>();
-    o.initial_square_average = j.at("initial_square_average").get<float>();
-    return o;
-}
-
 const char* communicator_word(config::CommunicatorKind c) {
     return c == config::CommunicatorKind::mpi    ? "mpi"
            : c == config::CommunicatorKind::nccl ? "nccl"
@@ -111,8 +60,8 @@ nlohmann::json job_json(const config::RunConfig& config, const WorkerJob& job) {
                      {"name", config.name},
                      {"sha256", config.sha256},
                      {"description", config.description},
-                     {"model", model_json(config.model)},
-                     {"optimizer", optimizer_json(config.optimizer)},
+                     {"model", data::model_json(config.model)},
+                     {"optimizer", data::optimizer_json(config.optimizer)},
                      {"seed", config.seed},
                      {"batches", config.batches},
                      {"input_block", config.input_block},
@@ -155,8 +104,8 @@ std::pair<config::RunConfig, WorkerJob> job_from_json(const nlohmann::json& in) 
         config.name = c.at("name").get<std::string>();
         config.sha256 = c.at("sha256").get<std::string>();
         config.description = c.at("description").get<std::string>();
-        config.model = model_from(c.at("model"));
-        config.optimizer = optimizer_from(c.at("optimizer"));
+        config.model = data::model_from_json(c.at("model"));
+        config.optimizer = data::optimizer_from_json(c.at("optimizer"));
         config.seed = c.at("seed").get<uint64_t>();
         config.batches = c.at("batches").get<int>();
         config.input_block = c.at("input_block").get<int>();
