@@ -27,7 +27,6 @@ namespace {
 // The baseline: a config entry of that name, the oracle, or a plugin with its defaults.
 run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest& request) {
     run::WorkerJob job;
-    job.config_path = request.config_path;
     job.unit = request.unit;
     job.backend = run::PluginDefaults{request.baseline, "cpu"};
     if (request.baseline == kOracle) {
@@ -45,7 +44,6 @@ run::WorkerJob baseline_job(const config::RunConfig& config, const CheckRequest&
 // Member `m` of the rounding-noise ensemble at `bits` significand bits.
 run::WorkerJob ensemble_job(const CheckRequest& request, int m, int bits) {
     run::WorkerJob job;
-    job.config_path = request.config_path;
     job.unit = request.unit;
     job.backend = run::PluginDefaults{"reference", "cpu"};
     job.options = ensemble_member_options(m, bits);
@@ -201,7 +199,6 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         const int* base_entry = std::get_if<int>(&base.backend);
         if ((base_entry && index == *base_entry) || plugin_host::interrupted()) continue;
         run::WorkerJob job;
-        job.config_path = request.config_path;
         job.backend = index;
         job.unit = request.unit;
         const fs::path dir = scratch.path() / fmt::format("backend-{}", index);
@@ -223,8 +220,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         outcome.checks.push_back(std::move(check));
     }
     if (!config.parallel.ranks.empty() && request.unit < 0)
-        outcome.rank_checks =
-            run_rank_check(config, request.config_path, request.entries, request.steps);
+        outcome.rank_checks = run_rank_check(config, request.entries, request.steps);
     return outcome;
 }
 

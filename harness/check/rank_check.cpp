@@ -37,10 +37,9 @@ bool is_power_of_two(int n) {
 }
 
 // Entry `entry` captured at `ranks` ranks, every rank on the same batch.
-output::BackendRun capture(const config::RunConfig& config, const std::string& config_path,
-                           int steps, int entry, int ranks, const fs::path& dir) {
+output::BackendRun capture(const config::RunConfig& config, int steps, int entry, int ranks,
+                           const fs::path& dir) {
     run::WorkerJob job;
-    job.config_path = config_path;
     job.backend = entry;
     job.ranks = ranks;
     job.same_batch = true;
@@ -69,7 +68,6 @@ std::string capture_difference(const std::string& expected_dir, const std::strin
 }
 
 std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
-                                      const std::string& config_path,
                                       const std::vector<int>& entries, int steps) {
     const model::Graph graph = model::build_hourglass(config.model);
     std::vector<std::string> all, trainable;
@@ -83,7 +81,7 @@ std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
         const std::string name = config.backends[static_cast<size_t>(index)].name;
         const fs::path plain_dir = scratch.path() / fmt::format("plain-{}", index);
         std::fprintf(stderr, "%s, one process: %d steps\n", name.c_str(), steps);
-        const output::BackendRun plain = capture(config, config_path, steps, index, 0, plain_dir);
+        const output::BackendRun plain = capture(config, steps, index, 0, plain_dir);
         for (int ranks : config.parallel.ranks) {
             if (plugin_host::interrupted()) return outcome;
             RankCheck& check = outcome.emplace_back();
@@ -92,7 +90,7 @@ std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
             std::fprintf(stderr, "%s, %d rank%s, the same batch on each: %d steps\n", name.c_str(),
                          ranks, ranks > 1 ? "s" : "", steps);
             const fs::path dir = scratch.path() / fmt::format("ranks-{}-{}", index, ranks);
-            check.run = capture(config, config_path, steps, index, ranks, dir);
+            check.run = capture(config, steps, index, ranks, dir);
             if (plain.status != output::Status::ok) {
                 check.run.status = plain.status == output::Status::skipped ? output::Status::skipped
                                                                            : output::Status::failed;

@@ -22,10 +22,8 @@ struct RankCheck {
     std::string detail;  // the first difference, or what was compared
 };
 
-// Each of `entries` (of the config at `config_path`) at each of config.parallel.ranks, `steps`
-// steps.
+// Each of `entries` of the config at each of config.parallel.ranks, `steps` steps.
 std::vector<RankCheck> run_rank_check(const config::RunConfig& config,
-                                      const std::string& config_path,
                                       const std::vector<int>& entries, int steps);
 
 // The differences of two captures' tensors (folders of .npy files named by tensor, `which` of

@@ -124,7 +124,6 @@ std::pair<config::RunConfig, WorkerJob> job_from_json(const nlohmann::json& in) 
 
         WorkerJob job;
         const json& j = in.at("job");
-        job.config_path = config.path;
         job.backend = 0;
         job.overrides.warmup = j.at("warmup").get<int>();
         job.overrides.iterations = j.at("iterations").get<int>();

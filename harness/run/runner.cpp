@@ -83,7 +83,6 @@ output::BackendRun run_one(const config::RunConfig& config, const RunRequest& re
                            int ranks, int round, const fs::path& scratch,
                            ProgressLine& progress) {
     WorkerJob job;
-    job.config_path = request.config_path;
     job.backend = index;
     job.overrides = request.overrides;
     job.profiling = request.profiling;

@@ -41,7 +41,6 @@ struct LayerTiming {
 };
 
 struct WorkerJob {
-    std::string config_path;  // for the record: a worker never reads it (run/job_file.hpp)
     std::variant<int, PluginDefaults> backend;  // the config's backend entry, or a plugin
     // Plugin options over the entry's own, key by key (the check's oracle in float64, each
     // member of its rounding-noise ensemble). The job file carries the entry with them applied.
