@@ -2,7 +2,7 @@
 # The SDK as a plugin author outside this tree gets it (docs/writing-a-plugin.md): installs a built
 # build folder to a new prefix; checks that the installed harness lists every installed plugin,
 # loaded, without HARNESS_PLUGIN_PATH, and loads its installed communicator mpi; builds a copy of
-# the reference plugin's sources with docs/examples/out-of-tree/ as the plugin `tutorial`, against
+# the loops plugin's sources with docs/examples/out-of-tree/ as the plugin `tutorial`, against
 # that prefix alone; and runs the conformance suite on it with the installed harness and its
 # installed check configs (`harness check --suite tutorial`, which must say CONFORMANT).
 #
@@ -51,9 +51,9 @@ if [[ -f $prefix/lib/harness/communicators/libhb_comm_mpi.so ]] && command -v mp
     fail "the installed harness does not run the data-parallel check with its communicator"
 fi
 
-echo "== the reference plugin's sources as the plugin tutorial, in $tutorial"
+echo "== the loops plugin's sources as the plugin tutorial, in $tutorial"
 mkdir -p "$tutorial"
-cp "$source_dir"/plugins/reference/*.cpp "$source_dir"/plugins/reference/*.hpp \
+cp "$source_dir"/plugins/loops/*.cpp "$source_dir"/plugins/loops/*.hpp \
   "$source_dir"/docs/examples/out-of-tree/* "$tutorial"/
 cmake -S "$tutorial" -B "$tutorial/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$tutorial/build"

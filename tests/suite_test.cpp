@@ -14,8 +14,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-using harness::check::with_backend;
 using harness::check::suite_parts;
+using harness::check::with_backend;
 using harness::testing::run_harness;
 
 const fs::path kConfigs = fs::path(HB_SOURCE_DIR) / "configs";
@@ -85,6 +85,16 @@ TEST(HarnessCheckSuite, TheSameExecutorWithoutTheDefectIsConformant) {
         << good.output;
 }
 
+// The smallest complete backend, its kernels alone on hb::HostSession (plugins/loops/), is the
+// example docs/writing-a-plugin.md starts from: it must stay conformant.
+TEST(HarnessCheckSuite, TheLoopsExampleIsConformant) {
+    const auto loops =
+        run_harness("check --suite loops --quiet", "", harness::testing::Stderr::discarded);
+    EXPECT_EQ(loops.exit_code, 0) << loops.output;
+    EXPECT_NE(loops.output.find("loops on cpu: CONFORMANT (all 8 parts pass)"), std::string::npos)
+        << loops.output;
+}
+
 TEST(HarnessCheckSuite, BadArgumentsAreUsageErrorsAndNothingRuns) {
     const auto missing = run_harness("check --suite nosuch");
     EXPECT_EQ(missing.exit_code, 2);
@@ -99,7 +109,8 @@ TEST(HarnessCheckSuite, BadArgumentsAreUsageErrorsAndNothingRuns) {
     EXPECT_EQ(run_harness("check --suite reference --json").exit_code, 2);
     EXPECT_EQ(run_harness("check --suite reference --layers").exit_code, 2);
     EXPECT_EQ(run_harness("check --suite 'a b'").exit_code, 2);
-    EXPECT_EQ(run_harness("check --device cpu " + config).exit_code, 2) << "--device goes with --suite or --plugin";
+    EXPECT_EQ(run_harness("check --device cpu " + config).exit_code, 2)
+        << "--device goes with --suite or --plugin";
     const auto none = run_harness("check");
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_NE(none.output.find("a config is required, or --suite PLUGIN"), std::string::npos)

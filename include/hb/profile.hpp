@@ -41,6 +41,18 @@ inline const char* to_string(hb_phase phase) {
     return "other";
 }
 
+// A layer pass's event: "<kind>_forward" or "<kind>_backward" ("conv2d_forward").
+inline const char* layer_event_name(hb_layer_kind kind, bool forward) {
+    static const char* const names[][2] = {
+        {"conv2d_forward", "conv2d_backward"},     {"batchnorm_forward", "batchnorm_backward"},
+        {"relu_forward", "relu_backward"},         {"maxpool2d_forward", "maxpool2d_backward"},
+        {"upsample_forward", "upsample_backward"}, {"add_forward", "add_backward"},
+        {"mse_loss_forward", "mse_loss_backward"}};
+    const auto k = static_cast<size_t>(kind);
+    if (k >= sizeof names / sizeof names[0]) return forward ? "forward" : "backward";
+    return names[k][forward ? 0 : 1];
+}
+
 class EventLog {
 public:
     using Clock = std::chrono::steady_clock;

@@ -88,34 +88,11 @@ double TrainingStep<T>::forward(const T* input, const T* target, int first_layer
     return loss;
 }
 
-namespace {
-
-const char* forward_name(hb_layer_kind kind) {
-    switch (kind) {
-        case HB_LAYER_CONV2D:
-            return "conv2d_forward";
-        case HB_LAYER_BATCHNORM:
-            return "batchnorm_forward";
-        case HB_LAYER_RELU:
-            return "relu_forward";
-        case HB_LAYER_MAXPOOL2D:
-            return "maxpool2d_forward";
-        case HB_LAYER_UPSAMPLE:
-            return "upsample_forward";
-        case HB_LAYER_ADD:
-            return "add_forward";
-        case HB_LAYER_MSE_LOSS:
-            return "mse_loss_forward";
-    }
-    return "forward";
-}
-
-}  // namespace
-
 template <class T>
 void TrainingStep<T>::forward_layer(int index) {
     Layer& layer = layers_[static_cast<size_t>(index)];
-    const hb::EventLog::Scope event(events_, forward_name(layer.kind), index, HB_PHASE_FORWARD);
+    const hb::EventLog::Scope event(events_, hb::layer_event_name(layer.kind, true), index,
+                                    HB_PHASE_FORWARD);
     const T* x = value(layer.inputs[0]);
     const Dims d = value_dims_[layer.inputs[0]];
     T* y = values_[layer.output].data();
