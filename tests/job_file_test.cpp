@@ -1,14 +1,15 @@
 // A worker receives its job resolved by the harness (run/job_file.hpp): the config as the harness
 // read it, the one entry it runs, and the job; it never reads the config file.
+#include "run/job_file.hpp"
 #include "config/config.hpp"
 #include "harness_process.hpp"
-#include "run/job_file.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace {
 
@@ -18,8 +19,9 @@ using harness::testing::run_harness;
 using harness::testing::TempDir;
 
 TEST(JobFile, RoundTripsTheConfigTheEntryAndTheJob) {
-    const auto config = harness::config::load_config(std::string(HB_TEST_DATA_DIR) +
-                                                     "/configs/full.yaml");
+    auto config =
+        harness::config::load_config(std::string(HB_TEST_DATA_DIR) + "/configs/full.yaml");
+    config.backends[1].options_in_force = {{"threads", "2"}, {"math", "fp32"}};
     harness::run::WorkerJob job;
     job.backend = 1;
     job.options = {{"threads", "3"}};
@@ -27,8 +29,7 @@ TEST(JobFile, RoundTripsTheConfigTheEntryAndTheJob) {
     job.result_path = "/somewhere/r.json";
     job.capture = harness::run::Capture{"/somewhere/capture"};
     job.unit = 2;
-    const auto [read, read_job] =
-        harness::run::job_from_json(harness::run::job_json(config, job));
+    const auto [read, read_job] = harness::run::job_from_json(harness::run::job_json(config, job));
     EXPECT_EQ(read.name, config.name);
     EXPECT_EQ(read.sha256, config.sha256);
     EXPECT_EQ(read.model.features, config.model.features);
@@ -40,6 +41,9 @@ TEST(JobFile, RoundTripsTheConfigTheEntryAndTheJob) {
     EXPECT_EQ(read.backends[0].name, config.backends[1].name);
     EXPECT_EQ(read.backends[0].device, config.backends[1].device);
     EXPECT_EQ(read.backends[0].options.at("threads"), "3");
+    EXPECT_EQ(read.backends[0].options_in_force,
+              (std::map<std::string, std::string>{{"threads", "3"}, {"math", "fp32"}}))
+        << "the defaults the harness resolved, under the job's options";
     EXPECT_EQ(std::get<int>(read_job.backend), 0);
     EXPECT_EQ(read_job.overrides.iterations, 4);
     EXPECT_EQ(read_job.result_path, job.result_path);

@@ -39,12 +39,15 @@ struct BackendEntry {
     std::string device = "cpu";
     hb_placement placement = HB_PLACEMENT_DEVICE;  // the entry's `placement`, else data.placement
     Place placement_place;  // where it is set: the entry's `placement` or data.placement
-    std::map<std::string, std::string> options;    // passed to the plugin as strings
-    std::map<std::string, Place> option_places;     // where each option is
+    std::map<std::string, std::string> options;  // passed to the plugin as strings
+    std::map<std::string, Place> option_places;  // where each option is
+    // The options the session runs with: `options` and every default its plugin declares for one
+    // left unset (plugin_host::check_entries_against_plugins resolves them); `options` until then.
+    std::map<std::string, std::string> options_in_force;
     // Set in the entry's worker before any plugin is loaded: what a library reads while it loads
     // (TensorFlow's TF_ENABLE_ONEDNN_OPTS), or threading variables (OMP_*).
     std::map<std::string, std::string> environment;
-    int line = 0;                                  // where the entry starts in the file
+    int line = 0;  // where the entry starts in the file
     // Per-entry overrides of the run section; negative = use the run section's value.
     int warmup = -1, iterations = -1;
     double timeout_s = -1;

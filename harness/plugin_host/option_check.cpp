@@ -21,13 +21,12 @@ bool announces(const nlohmann::json& description, const char* capability) {
 
 }  // namespace
 
-void check_entries_against_plugins(const config::RunConfig& config,
-                                   const std::vector<int>& entries) {
+void check_entries_against_plugins(config::RunConfig& config, const std::vector<int>& entries) {
     std::map<std::string, std::optional<nlohmann::json>> described;  // by plugin; none: not found
     for (int index : entries) {
-        const config::BackendEntry& entry = config.backends[index];
+        config::BackendEntry& entry = config.backends[static_cast<size_t>(index)];
+        entry.options_in_force = entry.options;
         const bool host = entry.placement == HB_PLACEMENT_HOST;
-        if (entry.options.empty() && !host) continue;
         auto found = described.find(entry.plugin);
         if (found == described.end()) {
             std::optional<nlohmann::json> description;
@@ -66,6 +65,9 @@ void check_entries_against_plugins(const config::RunConfig& config,
                     config.path, place,
                     problem + " (" + entry.plugin + "'s " + key + ": " + spec->description + ")");
         }
+        for (const hb::OptionSpec& spec : specs)
+            if (!spec.default_value.empty())
+                entry.options_in_force.emplace(spec.key, spec.default_value);
     }
 }
 

@@ -164,15 +164,6 @@ bool PluginLibrary::can_read_input_gradient() const {
            api_->read_input_gradient;
 }
 
-std::map<std::string, std::string> PluginLibrary::options_in_force(
-    const std::map<std::string, std::string>& set) const {
-    std::map<std::string, std::string> in_force = set;
-    if (const auto specs = declared_options())
-        for (const hb::OptionSpec& spec : *specs)
-            if (!spec.default_value.empty()) in_force.emplace(spec.key, spec.default_value);
-    return in_force;
-}
-
 std::optional<std::vector<hb::OptionSpec>> PluginLibrary::declared_options() const {
     constexpr size_t size = offsetof(hb_plugin_info, options) + sizeof(void*);
     if (info_->struct_size < size || info_->option_size == 0) return std::nullopt;
@@ -260,7 +251,8 @@ hb_step_result PluginSession::announced(hb_step_result result) const {
 
 uint64_t PluginSession::peak_memory() {
     uint64_t bytes = 0;
-    if (!reports_peak_memory_ || !api_.peak_memory || api_.peak_memory(session_, &bytes) != HB_OK) return 0;
+    if (!reports_peak_memory_ || !api_.peak_memory || api_.peak_memory(session_, &bytes) != HB_OK)
+        return 0;
     return bytes;
 }
 

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -54,10 +54,6 @@ public:
     bool can_read_input_gradient() const;
     // ABI 2.4's declared options; none when the plugin does not declare them.
     std::optional<std::vector<hb::OptionSpec>> declared_options() const;
-    // The options a session given `set` runs with: those set, and every declared default of one
-    // left unset (ABI 2.5); an option whose unset meaning no value says (threads) only when set.
-    std::map<std::string, std::string> options_in_force(
-        const std::map<std::string, std::string>& set) const;
 
 private:
     PluginLibrary(std::filesystem::path path, const hb_plugin_api* api, const hb_plugin_info* info)

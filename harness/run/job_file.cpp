@@ -18,6 +18,7 @@ json entry_json(const config::BackendEntry& e) {
             {"device", e.device},
             {"placement", e.placement == HB_PLACEMENT_HOST ? "host" : "device"},
             {"options", e.options},
+            {"options_in_force", e.options_in_force},
             {"environment", e.environment},
             {"line", e.line},
             {"warmup", e.warmup},
@@ -32,6 +33,7 @@ config::BackendEntry entry_from(const json& j) {
     e.device = j.at("device").get<std::string>();
     e.placement = j.at("placement") == "host" ? HB_PLACEMENT_HOST : HB_PLACEMENT_DEVICE;
     e.options = j.at("options").get<std::map<std::string, std::string>>();
+    e.options_in_force = j.at("options_in_force").get<std::map<std::string, std::string>>();
     e.environment = j.at("environment").get<std::map<std::string, std::string>>();
     e.line = j.at("line").get<int>();
     e.warmup = j.at("warmup").get<int>();
@@ -137,10 +139,10 @@ std::pair<config::RunConfig, WorkerJob> job_from_json(const nlohmann::json& in) 
         if (j.contains("capture")) job.capture = Capture{j.at("capture").get<std::string>()};
         if (j.contains("layer_timing")) {
             const json& t = j.at("layer_timing");
-            job.layer_timing = LayerTiming{
-                t.at("units").get<std::string>(), t.at("repetitions").get<int>(),
-                t.at("iterations").get<int>(), t.at("gbench_out").get<std::string>(),
-                t.at("units_out").get<std::string>()};
+            job.layer_timing =
+                LayerTiming{t.at("units").get<std::string>(), t.at("repetitions").get<int>(),
+                            t.at("iterations").get<int>(), t.at("gbench_out").get<std::string>(),
+                            t.at("units_out").get<std::string>()};
         }
         return {std::move(config), std::move(job)};
     } catch (const json::exception& e) {

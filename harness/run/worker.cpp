@@ -206,7 +206,6 @@ output::BackendRun run_job(const config::RunConfig& config, const WorkerJob& job
         const plugin_host::PluginLibrary library = plugin_host::PluginLibrary::load(*path);
         const hb_plugin_info& info = library.info();
         run.plugin_version = info.version;
-        run.options_in_force = library.options_in_force(run.options);
         for (int32_t i = 0; i < info.num_libraries; ++i)
             run.libraries[info.libraries[i].name] = info.libraries[i].version;
         if (auto problem = device_problem(info, entry.device)) {

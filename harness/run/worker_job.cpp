@@ -15,7 +15,8 @@ config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob&
         entry.device = p.device;
         entry.placement = config.placement;
     }
-    for (const auto& [key, value] : job.options) entry.options[key] = value;
+    for (const auto& [key, value] : job.options)
+        entry.options[key] = entry.options_in_force[key] = value;
     return entry;
 }
 
@@ -28,6 +29,7 @@ output::BackendRun describe_entry(const config::RunConfig& config,
     run.device = entry.device;
     run.placement = config::to_string(entry.placement);
     run.options = entry.options;
+    run.options_in_force = entry.options_in_force;
     run.environment = entry.environment;
     // math_mode and threads stay unknown until the session's manifest says them (training.cpp).
     run.warmup = overrides.warmup >= 0 ? overrides.warmup
