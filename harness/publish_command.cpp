@@ -82,19 +82,21 @@ void check_copy(const std::string& text, const fs::path& target) {
 }
 
 // The run CSVs the folder's summary shows: those there, and the one published (under its name).
-std::vector<std::string> summary_inputs(const fs::path& folder, const std::string& csv) {
-    std::vector<std::string> inputs{csv};
+// The runs the folder's summary shows: `run`, and the folder's other runs, by file name.
+std::vector<output::RunResults> summary_inputs(const fs::path& folder,
+                                               const output::RunResults& run) {
+    std::vector<output::RunResults> inputs{run};
     std::error_code ec;
-    const fs::path name = fs::path(csv).filename();
+    const fs::path name = fs::path(run.csv_path).filename();
     if (fs::is_directory(folder, ec))
         for (const auto& entry : fs::directory_iterator(folder)) {
             const fs::path path = entry.path();
             if (path.extension() == ".csv" && path.filename() != name &&
                 output::is_run_csv(path.string()))
-                inputs.push_back(path.string());
+                inputs.push_back(output::read_run_results(path.string()));
         }
-    std::sort(inputs.begin(), inputs.end(), [](const std::string& a, const std::string& b) {
-        return fs::path(a).filename() < fs::path(b).filename();
+    std::sort(inputs.begin(), inputs.end(), [](const auto& a, const auto& b) {
+        return fs::path(a.csv_path).filename() < fs::path(b.csv_path).filename();
     });
     return inputs;
 }
@@ -102,9 +104,19 @@ std::vector<std::string> summary_inputs(const fs::path& folder, const std::strin
 }  // namespace
 
 int publish_command(const PublishArgs& args) {
+    output::RunResults run;
+    try {
+        run = output::read_run_results(args.csv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr,
+                     "harness publish: %s\nharness publish: %s was not published; nothing "
+                     "was written\n",
+                     e.what(), args.csv.c_str());
+        return kExitUsage;
+    }
     bool unchecked = false;
     bool refused = false;
-    for (const auto& problem : publish::validate_run(args.csv)) {
+    for (const auto& problem : publish::validate_run(run)) {
         if (problem.unchecked && args.allow_unchecked) {
             unchecked = true;
             continue;
@@ -127,18 +139,18 @@ int publish_command(const PublishArgs& args) {
         root = folder.parent_path();
         index = root / "README.md";
         check_destination(folder);
-        csv_text = publish::canonical_csv(csv.string());
-        if (csv_text != read_file(csv).value())
+        csv_text = publish::canonical_csv(run.table);
+        if (csv_text != run.csv_text)
             std::fprintf(stderr,
                          "harness publish: %s differs from what harness run writes in form only "
                          "(CR LF line ends, or quotes); it is published as harness run writes "
                          "it, with LF line ends\n",
                          csv.c_str());
-        sidecar_text = read_file(sidecar).value();
+        sidecar_text = *run.sidecar_text;
         check_copy(csv_text, folder / csv.filename());
         check_copy(sidecar_text, folder / sidecar.filename());
-        if (const auto others = publish::published_elsewhere(csv.string(), root,
-                                                             folder / csv.filename());
+        if (const auto others =
+                publish::published_elsewhere(run.table, root, folder / csv.filename());
             !others.empty())
             throw UsageError(others.front() +
                              " holds a row of this run, every cell the same: a run is published "
@@ -160,11 +172,10 @@ int publish_command(const PublishArgs& args) {
             throw UsageError(summary_path.string() +
                              " was not written by harness publish, which would replace it: "
                              "publish this run in a folder of its own");
-        summary = publish::summary_markdown(folder.filename().string(),
-                                            summary_inputs(folder, csv.string()));
-        const auto entry =
-            publish::index_entry(folder.filename().string(), csv.filename().string(),
-                                 output::read_csv(csv.string()), args.what, unchecked);
+        summary =
+            publish::summary_markdown(folder.filename().string(), summary_inputs(folder, run));
+        const auto entry = publish::index_entry(folder.filename().string(), csv.filename().string(),
+                                                run.table.rows, args.what, unchecked);
         try {
             index_text = publish::update_index(read_file(index).value_or(""), entry);
         } catch (const std::runtime_error& e) {

@@ -2,8 +2,8 @@
 
 #include "destinations.hpp"
 #include "output/atomic_file.hpp"
-#include "output/csv_reader.hpp"
 #include "output/csv_reporter.hpp"
+#include "output/run_results.hpp"
 #include "output/sidecar_path.hpp"
 #include "plugin_host/child_process.hpp"
 #include "report/attribution_report.hpp"
@@ -82,27 +82,27 @@ int report_command(const ReportArgs& args) {
         if (!args.charts.empty()) destinations.push_back({"--charts", args.charts});
         check_distinct(destinations, inputs);
         for (const auto& csv : args.csvs) {
-            output::CsvTable table = output::read_csv_table(csv);
+            const output::RunResults results = output::read_run_results(csv);
+            const output::CsvTable& table = results.table;
             if (const std::string problem = output::run_header_problem(table.header);
                 !problem.empty())
                 throw std::runtime_error(csv + ": " + problem);
             rows.insert(rows.end(), table.rows.begin(), table.rows.end());
-            std::error_code ec;
-            if (!fs::exists(output::sidecar_path(csv), ec)) without_sidecar.push_back(csv);
-            std::vector<report::StepSamples> file_samples;
+            if (!results.sidecar_text) without_sidecar.push_back(csv);
+            output::SidecarRuns sidecar;
             try {
-                file_samples = report::read_step_samples(csv);
+                sidecar = results.sidecar_runs();
             } catch (const std::exception& e) {
                 if (!args.charts.empty()) throw;  // the charts need every sample
                 std::fprintf(stderr,
                              "harness report: %s; its rows are compared without intervals\n",
                              e.what());
             }
+            const std::vector<report::StepSamples> file_samples = report::step_samples(sidecar);
             for (auto& round : report::rounds_of(table.rows, file_samples))
                 files.push_back(std::move(round));
             samples.insert(samples.end(), file_samples.begin(), file_samples.end());
-            if (!args.by.empty() || !args.charts.empty())
-                for (auto& p : report::read_profiles(csv)) profiles.push_back(std::move(p));
+            for (auto& p : report::profiles(sidecar)) profiles.push_back(std::move(p));
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());

@@ -162,7 +162,9 @@ TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
     skipped.status = harness::output::Status::skipped;
     harness::testing::report(harness::output::JsonSidecarReporter(path("a.json")), p,
                              {ok, skipped});
-    const auto samples = harness::report::read_step_samples(path("a.csv"));
+    std::ofstream(path("a.csv")) << "backend\nreference\n";
+    const auto samples = harness::report::step_samples(
+        harness::output::read_run_results(path("a.csv")).sidecar_runs());
     ASSERT_EQ(samples.size(), 1u);
     EXPECT_EQ(samples[0].config, "tiny");
     EXPECT_EQ(samples[0].label, "reference (cpu, fp32)");
@@ -171,10 +173,14 @@ TEST_F(StepSamplesFile, ReadsTheRunsOfTheSidecar) {
 }
 
 TEST_F(StepSamplesFile, NoSidecarMeansNoSamplesAndABrokenOneIsAnError) {
-    EXPECT_TRUE(harness::report::read_step_samples(path("none.csv")).empty());
+    std::ofstream(path("none.csv")) << "backend\nreference\n";
+    const auto none = harness::output::read_run_results(path("none.csv"));
+    EXPECT_FALSE(none.sidecar_text);
+    EXPECT_TRUE(harness::report::step_samples(none.sidecar_runs()).empty());
+    std::ofstream(path("broken.csv")) << "backend\nreference\n";
     std::ofstream(path("broken.json")) << "{\"runs\": 3}";
     try {
-        harness::report::read_step_samples(path("broken.csv"));
+        harness::output::read_run_results(path("broken.csv")).sidecar_runs();
         FAIL() << "expected an error";
     } catch (const std::runtime_error& e) {
         EXPECT_TRUE(contains(e.what(), "broken.json")) << e.what();

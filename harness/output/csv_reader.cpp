@@ -89,6 +89,8 @@ ParsedCsv parse_csv(const std::string& text, const std::string& path) {
     return parsed;
 }
 
+}  // namespace
+
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
@@ -97,10 +99,12 @@ std::string read_text(const std::string& path) {
     return ss.str();
 }
 
-}  // namespace
-
 CsvTable read_csv_table(const std::string& path) {
-    const ParsedCsv parsed = parse_csv(read_text(path), path);
+    return csv_table_of(read_text(path), path);
+}
+
+CsvTable csv_table_of(const std::string& text, const std::string& path) {
+    const ParsedCsv parsed = parse_csv(text, path);
     const std::vector<Row>& rows = parsed.rows;
     if (rows.empty()) malformed(path, "header", "empty file");
     CsvTable table;

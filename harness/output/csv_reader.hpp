@@ -21,6 +21,11 @@ struct CsvTable {
     std::vector<size_t> lines;
 };
 CsvTable read_csv_table(const std::string& path);
+// The same, of a CSV's text; `path` names it in messages.
+CsvTable csv_table_of(const std::string& text, const std::string& path);
+
+// A file's bytes. Throws std::runtime_error naming the file and why it cannot be read.
+std::string read_text(const std::string& path);
 
 // Whether the file is a results CSV of `harness run` (of any schema-1 layout), as opposed to the
 // other CSVs a results folder may hold (harness layers', a benchmark's): its header, and the one

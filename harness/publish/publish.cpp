@@ -1,6 +1,6 @@
 #include "publish/publish.hpp"
 
-#include "output/csv_reader.hpp"
+#include "output/run_results.hpp"
 #include "report/charts.hpp"
 #include "report/markdown_cells.hpp"
 #include "report/markdown_report.hpp"
@@ -58,13 +58,14 @@ std::string index_line(const IndexEntry& e) {
 const char* const kSummaryMark =
     "<!-- Written by harness publish, which rewrites it whenever a run is published here. -->";
 
-std::string summary_markdown(const std::string& name, const std::vector<std::string>& csv_paths) {
+std::string summary_markdown(const std::string& name, const std::vector<output::RunResults>& runs) {
     std::vector<report::ResultsFile> files;
     std::vector<std::string> names;
-    for (const auto& csv : csv_paths) {
-        for (auto& round : report::rounds_of(output::read_csv(csv), report::read_step_samples(csv)))
+    for (const auto& run : runs) {
+        for (auto& round :
+             report::rounds_of(run.table.rows, report::step_samples(run.sidecar_runs())))
             files.push_back(std::move(round));
-        names.push_back("`" + fs::path(csv).filename().string() + "`");
+        names.push_back("`" + fs::path(run.csv_path).filename().string() + "`");
     }
     return fmt::format(
         "{}\n# {}\n\nThe runs published here ({}), as `harness report` shows them; "

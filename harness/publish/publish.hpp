@@ -3,6 +3,7 @@
 #pragma once
 
 #include "output/csv_row.hpp"
+#include "output/run_results.hpp"
 #include "publish/run_validation.hpp"
 
 #include <string>
@@ -13,9 +14,9 @@ namespace harness::publish {
 // The first line of a summary.md that `harness publish` wrote, and may therefore rewrite.
 extern const char* const kSummaryMark;
 
-// The summary of a results folder named `name`: the `harness report` of `csv_paths` (with the
-// steps of their sidecars), under a title. Throws std::runtime_error naming an unreadable file.
-std::string summary_markdown(const std::string& name, const std::vector<std::string>& csv_paths);
+// The summary of a results folder named `name`: the `harness report` of its runs (with the steps of
+// their sidecars), under a title. Throws std::runtime_error naming a sidecar that is not one.
+std::string summary_markdown(const std::string& name, const std::vector<output::RunResults>& runs);
 
 // One published run's line in the index: its folder and file, its config and backends, the
 // machines of its rows, and what it shows.

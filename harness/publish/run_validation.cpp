@@ -5,7 +5,6 @@
 #include "output/csv_reporter.hpp"
 #include "output/record.hpp"
 #include "output/run_json.hpp"
-#include "output/sidecar_path.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,7 +12,6 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 namespace harness::publish {
@@ -218,9 +216,10 @@ void check_row(Problems& problems, size_t line, const output::CsvRow& row) {
 
 // The sidecar agrees with the rows: the same backends in the same order, every cell as harness run
 // prints it from the sidecar's provenance and run, and each printed median its samples' median.
-void check_sidecar(Problems& problems, const std::string& sidecar, const output::CsvTable& table) {
-    std::ifstream in(sidecar);
-    if (!in) {
+void check_sidecar(Problems& problems, const output::RunResults& results) {
+    const std::string& sidecar = results.sidecar_path;
+    const output::CsvTable& table = results.table;
+    if (!results.sidecar_text) {
         problems.file("its JSON sidecar " + sidecar +
                       " is missing: harness run writes it beside the CSV, with every sample, and "
                       "publish needs it");
@@ -228,7 +227,7 @@ void check_sidecar(Problems& problems, const std::string& sidecar, const output:
     }
     json j;
     try {
-        j = json::parse(in);
+        j = json::parse(*results.sidecar_text);
     } catch (const json::exception& e) {
         problems.file("its JSON sidecar " + sidecar + " is not JSON: " + e.what());
         return;
@@ -289,29 +288,17 @@ void check_sidecar(Problems& problems, const std::string& sidecar, const output:
     }
 }
 
-bool ends_with_line_break(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in || in.tellg() <= 0) return false;
-    in.seekg(-1, std::ios::end);
-    return in.get() == '\n';
-}
-
 }  // namespace
 
-std::vector<PublishProblem> validate_run(const std::string& csv_path) {
+std::vector<PublishProblem> validate_run(const output::RunResults& run) {
+    const std::string& csv_path = run.csv_path;
+    const output::CsvTable& table = run.table;
     Problems problems(csv_path);
-    output::CsvTable table;
-    try {
-        table = output::read_csv_table(csv_path);
-    } catch (const std::exception& e) {
-        problems.file(e.what());
-        return problems.take();
-    }
     if (const std::string header = header_problem(table.header); !header.empty()) {
         problems.file("line 1: " + header);
         return problems.take();
     }
-    if (!ends_with_line_break(csv_path))
+    if (run.csv_text.empty() || run.csv_text.back() != '\n')
         problems.file(
             "it does not end with a line break: cut short (harness run ends every row "
             "with one)");
@@ -328,12 +315,11 @@ std::vector<PublishProblem> validate_run(const std::string& csv_path) {
                                     "run has each backend once a round",
                                     at->first.second, at->second));
     }
-    check_sidecar(problems, output::sidecar_path(csv_path), table);
+    check_sidecar(problems, run);
     return problems.take();
 }
 
-std::string canonical_csv(const std::string& csv_path) {
-    const output::CsvTable table = output::read_csv_table(csv_path);
+std::string canonical_csv(const output::CsvTable& table) {
     std::string text;
     output::append_csv_line(text, table.header);
     for (const auto& row : table.rows) {
@@ -344,7 +330,7 @@ std::string canonical_csv(const std::string& csv_path) {
     return text;
 }
 
-std::vector<std::string> published_elsewhere(const std::string& csv_path, const fs::path& root,
+std::vector<std::string> published_elsewhere(const output::CsvTable& table, const fs::path& root,
                                              const fs::path& destination) {
     // Every cell: two runs' rows differ at least in their times, a copy's are the same.
     const auto identity = [](const output::CsvRow& row) {
@@ -353,7 +339,7 @@ std::vector<std::string> published_elsewhere(const std::string& csv_path, const 
         return cells;
     };
     std::vector<std::string> run;
-    for (const auto& row : output::read_csv(csv_path)) run.push_back(identity(row));
+    for (const auto& row : table.rows) run.push_back(identity(row));
     std::vector<std::string> found;
     std::error_code ec;
     for (fs::directory_iterator folders(root, ec), end; !ec && folders != end;

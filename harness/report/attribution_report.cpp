@@ -1,17 +1,12 @@
 #include "report/attribution_report.hpp"
 
-#include "output/run_json.hpp"
-#include "output/sidecar_path.hpp"
 #include "report/markdown_cells.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <stdexcept>
 
 namespace harness::report {
 
@@ -135,22 +130,11 @@ std::string layer_table(const std::vector<const ProfiledRun*>& runs) {
 
 }  // namespace
 
-std::vector<ProfiledRun> read_profiles(const std::string& csv_path) {
-    const std::string path = output::sidecar_path(csv_path);
-    std::ifstream in(path);
-    if (!in) return {};
+std::vector<ProfiledRun> profiles(const output::SidecarRuns& sidecar) {
     std::vector<ProfiledRun> out;
-    try {
-        const nlohmann::json j = nlohmann::json::parse(in);
-        const std::string config = j.at("provenance").value("config_name", "");
-        for (const auto& r : j.at("runs")) {
-            const output::BackendRun run = output::backend_run_from_json(r);
-            if (!run.profile) continue;
-            out.push_back({config, run.backend, run.stats.median_ms, *run.profile});
-        }
-    } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path + ": not a results sidecar: " + e.what());
-    }
+    for (const output::BackendRun& run : sidecar.runs)
+        if (run.profile)
+            out.push_back({sidecar.config_name, run.backend, run.stats.median_ms, *run.profile});
     return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "output/profile.hpp"
+#include "output/run_results.hpp"
 
 #include <string>
 #include <vector>
@@ -16,9 +17,8 @@ struct ProfiledRun {
     output::Profile profile;     // its error says why it has none
 };
 
-// The profiled runs in the JSON sidecar of a result CSV (the CSV's path with .json); none when
-// the sidecar is missing. Throws std::runtime_error naming the file when it is unreadable.
-std::vector<ProfiledRun> read_profiles(const std::string& csv_path);
+// The profiled runs of a result CSV's sidecar (output/run_results.hpp).
+std::vector<ProfiledRun> profiles(const output::SidecarRuns& sidecar);
 
 // Several rounds of a config's backend become one: their means, weighted by profiled steps.
 std::vector<ProfiledRun> merge_rounds(const std::vector<ProfiledRun>& runs);

@@ -1,18 +1,12 @@
 #include "report/charts.hpp"
 
-#include "output/run_json.hpp"
-#include "output/sidecar_path.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
-#include <stdexcept>
 
 namespace harness::report {
 
@@ -111,23 +105,12 @@ std::string header(const std::string& name, const std::string& title, int width,
 
 }  // namespace
 
-std::vector<StepSamples> read_step_samples(const std::string& csv_path) {
-    const std::string path = output::sidecar_path(csv_path);
-    std::ifstream in(path);
-    if (!in) return {};
+std::vector<StepSamples> step_samples(const output::SidecarRuns& sidecar) {
     std::vector<StepSamples> out;
-    try {
-        const nlohmann::json j = nlohmann::json::parse(in);
-        const std::string config = j.at("provenance").value("config_name", "");
-        for (const auto& r : j.at("runs")) {
-            const output::BackendRun run = output::backend_run_from_json(r);
-            if (run.samples_ms.empty()) continue;
-            out.push_back({config, label_of(run.name(), run.device, run.math_word()), run.samples_ms,
-                           run.name(), run.round});
-        }
-    } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path + ": not a results sidecar: " + e.what());
-    }
+    for (const output::BackendRun& run : sidecar.runs)
+        if (!run.samples_ms.empty())
+            out.push_back({sidecar.config_name, label_of(run.name(), run.device, run.math_word()),
+                           run.samples_ms, run.name(), run.round});
     return out;
 }
 

@@ -2,6 +2,7 @@
 // gnuplot script beside the SVG it draws, so a reader can redraw or restyle it from the numbers.
 #pragma once
 
+#include "output/run_results.hpp"
 #include "report/attribution_report.hpp"
 #include "report/markdown_report.hpp"
 
@@ -17,9 +18,8 @@ struct Chart {
     std::string script;  // the contents of <name>.gp, which reads <name>.dat and writes <name>.svg
 };
 
-// The runs with samples in the JSON sidecar of a result CSV (the CSV's path with .json); none
-// when the sidecar is missing. Throws std::runtime_error naming the file when it is unreadable.
-std::vector<StepSamples> read_step_samples(const std::string& csv_path);
+// The runs of a result CSV's sidecar that have samples (output/run_results.hpp).
+std::vector<StepSamples> step_samples(const output::SidecarRuns& sidecar);
 
 // Per config: each ok row's median time per step with its p10-p90 range and its extremes (a
 // logarithmic axis when the rows differ by more than 20x).
