@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace harness {
@@ -82,21 +83,25 @@ int main_cli(int argc, char** argv) {
         ->check(count_in(1, 1000000));
     run_cmd->add_option("--warmup", run.warmup, "Untimed warm-up steps per backend")
         ->check(count_in(0, 100000));
-    run_cmd->add_option("--rounds", run.rounds,
-                        "Rounds: every backend once per round, each in a fresh worker, in an "
-                        "order drawn anew each round (default: the config's run.rounds)")
+    run_cmd
+        ->add_option("--rounds", run.rounds,
+                     "Rounds: every backend once per round, each in a fresh worker, in an "
+                     "order drawn anew each round (default: the config's run.rounds)")
         ->check(count_in(1, 1000));
-    run_cmd->add_option("--max-rounds", run.max_rounds,
-                        "Run further rounds, up to this many, until --target is met or --budget "
-                        "is spent (default: the config's run.max_rounds, else --rounds)")
+    run_cmd
+        ->add_option("--max-rounds", run.max_rounds,
+                     "Run further rounds, up to this many, until --target is met or --budget "
+                     "is spent (default: the config's run.max_rounds, else --rounds)")
         ->check(count_in(1, 1000));
-    run_cmd->add_option("--target", run.target,
-                        "Stop once every backend's 95% interval against the baseline is within "
-                        "this share of its ratio (0.02: ±2%) (default: the config's run.target)")
+    run_cmd
+        ->add_option("--target", run.target,
+                     "Stop once every backend's 95% interval against the baseline is within "
+                     "this share of its ratio (0.02: ±2%) (default: the config's run.target)")
         ->check(CLI::Range(0.0, 1.0).description("in (0, 1)") & CLI::PositiveNumber);
-    run_cmd->add_option("--budget", run.budget_s,
-                        "Start no round that would end more than this many seconds after the "
-                        "first began (default: the config's run.budget)")
+    run_cmd
+        ->add_option("--budget", run.budget_s,
+                     "Start no round that would end more than this many seconds after the "
+                     "first began (default: the config's run.budget)")
         ->check(CLI::PositiveNumber);
     run_cmd->add_option("--order-seed", run.order_seed,
                         "Seed of the rounds' orders (default: the config's run.order_seed, else "
@@ -258,10 +263,18 @@ int main_cli(int argc, char** argv) {
 
     std::string info_config;
     bool info_json = false;
+    int info_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     auto* info_cmd = app.add_subcommand(
-        "info", "Describe a config's model: layers, parameters, FLOPs, activation memory");
+        "info",
+        "Describe a config's model: layers, parameters, FLOPs, activation memory, and the step's "
+        "roofline bound on this machine");
     info_cmd->add_option("config", info_config, "Run config (YAML)")->required();
     info_cmd->add_flag("--json", info_json, "Machine-readable output");
+    info_cmd
+        ->add_option("--threads", info_threads,
+                     "Threads the ceilings are measured on (the FMA rate and the bandwidth)")
+        ->check(count_in(1, 1024))
+        ->capture_default_str();
 
     // The worker's command line, written by run::worker_arguments: the file of its job, which the
     // harness resolved (run/job_file.hpp).
@@ -305,7 +318,7 @@ int main_cli(int argc, char** argv) {
         return check_command(layers_check_args);
     }
     if (*list_cmd) return list_command(list_json);
-    if (*info_cmd) return info_command(info_config, info_json);
+    if (*info_cmd) return info_command(info_config, info_json, info_threads);
     if (*worker_cmd) return run::worker_main(worker_job);
     if (*describe_cmd) return describe_command(describe_file, describe_result);
     return kExitUsage;

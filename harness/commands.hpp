@@ -86,7 +86,9 @@ int layers_command(const LayersArgs& args);
 
 int list_command(bool json);
 
-int info_command(const std::string& config, bool json);
+// The config's model, and its step's roofline bound with this machine's ceilings measured on
+// `threads` threads.
+int info_command(const std::string& config, bool json, int threads);
 
 // `harness __describe`: run by `harness list` in a child process per plugin.
 int describe_command(const std::string& plugin_file, const std::string& result);

@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 #include "data/spec_json.hpp"
 #include "model/hourglass.hpp"
+#include "roofline/step_bound.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -37,6 +38,36 @@ nlohmann::json describe(const config::RunConfig& config, const model::Graph& gra
     };
 }
 
+nlohmann::json measured_json(const roofline::Measured& m) {
+    return {{"best", m.best},
+            {"median", m.median},
+            {"worst", m.worst},
+            {"repetitions", m.repetitions},
+            {"how", m.how}};
+}
+
+// The step's bound on this machine, by layer kind (docs/roofline.md).
+nlohmann::json roofline_json(const config::RunConfig& config, const model::Graph& graph,
+                             int threads) {
+    const roofline::Ceilings ceilings = roofline::measure_ceilings(threads);
+    const roofline::StepBound step = roofline::step_bound(graph, config.optimizer.weight_decay != 0,
+                                                          config.optimizer.momentum != 0, ceilings);
+    nlohmann::json kinds = nlohmann::json::array();
+    for (const roofline::KindBound& k : step.kinds)
+        kinds.push_back({{"kind", k.kind},
+                         {"layers", k.kind == "rmsprop" ? 0 : k.layers},
+                         {"flops", k.cost.flops()},
+                         {"bytes", k.cost.bytes()},
+                         {"bound_ms", k.seconds * 1e3},
+                         {"binding", k.compute_bound() ? "compute" : "memory"}});
+    return {{"threads", ceilings.threads},
+            {"flops_per_s", measured_json(ceilings.flops)},
+            {"bytes_per_s", measured_json(ceilings.bytes)},
+            {"step_bound_ms", step.seconds * 1e3},
+            {"batch", graph.batch()},
+            {"kinds", kinds}};
+}
+
 void print(const nlohmann::json& j) {
     const auto& m = j["model"];
     std::string kinds;
@@ -58,15 +89,45 @@ void print(const nlohmann::json& j) {
         static_cast<double>(j["flops_per_image_forward"].get<int64_t>()) / 1e9,
         static_cast<double>(j["flops_per_training_step"].get<int64_t>()) / 1e9,
         static_cast<double>(j["activation_bytes"].get<int64_t>()) / (1024.0 * 1024.0));
+    const auto& r = j["roofline"];
+    const auto ceiling = [](const nlohmann::json& c, const char* name) {
+        return fmt::format("{:.1f} {} (best of {}; median {:.1f}, worst {:.1f}; {})",
+                           c["best"].get<double>() / 1e9, name, c["repetitions"].get<int>(),
+                           c["median"].get<double>() / 1e9, c["worst"].get<double>() / 1e9,
+                           c["how"].get<std::string>());
+    };
+    const double step_ms = r["step_bound_ms"].get<double>();
+    std::cout << fmt::format(
+        "ceilings      {} threads: {}\n"
+        "              {}\n"
+        "bound         {:.2f} ms per step at batch {} (docs/roofline.md): each layer's "
+        "max(FLOPs / FMA rate, bytes / bandwidth), summed\n\n",
+        r["threads"].get<int>(), ceiling(r["flops_per_s"], "GFLOP/s float32 FMA"),
+        ceiling(r["bytes_per_s"], "GB/s"), step_ms, r["batch"].get<int64_t>());
+    std::cout << fmt::format("{:<12} {:>6} {:>10} {:>10} {:>10} {:>6}  {}\n", "kind", "layers",
+                             "GFLOP", "GB", "bound ms", "share", "binding ceiling");
+    for (const auto& k : r["kinds"]) {
+        const int layers = k["layers"].get<int>();
+        const double ms = k["bound_ms"].get<double>();
+        std::cout << fmt::format(
+            "{:<12} {:>6} {:>10.3f} {:>10.3f} {:>10.2f} {:>5.1f}%  {}\n",
+            k["kind"].get<std::string>(), layers ? std::to_string(layers) : "-",
+            static_cast<double>(k["flops"].get<int64_t>()) / 1e9,
+            static_cast<double>(k["bytes"].get<int64_t>()) / 1e9, ms,
+            step_ms > 0 ? 100 * ms / step_ms : 0.0,
+            k["binding"].get<std::string>() == "compute" ? "compute (FMA rate)"
+                                                         : "memory (bandwidth)");
+    }
 }
 
 }  // namespace
 
-int info_command(const std::string& config_path, bool json) {
+int info_command(const std::string& config_path, bool json, int threads) {
     try {
         const config::RunConfig config = config::load_config(config_path);
         const model::Graph graph = model::build_hourglass(config.model);
-        const nlohmann::json j = describe(config, graph);
+        nlohmann::json j = describe(config, graph);
+        j["roofline"] = roofline_json(config, graph, threads);
         if (json)
             std::cout << j.dump(2) << "\n";
         else

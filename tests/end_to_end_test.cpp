@@ -156,6 +156,20 @@ TEST(EndToEnd, InfoReportsParameterAndFlopCountsAsJson) {
     EXPECT_EQ(j["flops_per_training_step"].get<int64_t>(), 994109423616);
     EXPECT_EQ(j["model"]["stacks"].get<int>(), 8);
     EXPECT_GT(j["activation_bytes"].get<int64_t>(), 0);
+    // The step's roofline bound on this machine, by layer kind (docs/roofline.md).
+    const auto& roofline = j["roofline"];
+    EXPECT_GT(roofline["flops_per_s"]["best"].get<double>(), 0);
+    EXPECT_GT(roofline["bytes_per_s"]["best"].get<double>(), 0);
+    ASSERT_EQ(roofline["kinds"].size(), 8u);
+    double sum_ms = 0;
+    int64_t conv_flops = 0;
+    for (const auto& k : roofline["kinds"]) {
+        sum_ms += k["bound_ms"].get<double>();
+        EXPECT_TRUE(k["binding"] == "compute" || k["binding"] == "memory") << k.dump();
+        if (k["kind"] == "conv2d") conv_flops = k["flops"].get<int64_t>();
+    }
+    EXPECT_NEAR(roofline["step_bound_ms"].get<double>(), sum_ms, 1e-6 * sum_ms);
+    EXPECT_GT(conv_flops, 0);
 }
 
 TEST(EndToEnd, InfoPrintsAReadableSummary) {
@@ -163,6 +177,8 @@ TEST(EndToEnd, InfoPrintsAReadableSummary) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("parameters    6570400 trainable"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("GFLOP per training step"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("ms per step at batch 6"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("binding ceiling"), std::string::npos) << r.output;
 }
 
 TEST(EndToEnd, ABadConfigIsAnErrorWithPositionAndWritesNothing) {
