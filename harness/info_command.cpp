@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 #include "data/spec_json.hpp"
 #include "model/hourglass.hpp"
+#include "output/run_json.hpp"
 #include "roofline/step_bound.hpp"
 
 #include <fmt/format.h>
@@ -38,14 +39,6 @@ nlohmann::json describe(const config::RunConfig& config, const model::Graph& gra
     };
 }
 
-nlohmann::json measured_json(const roofline::Measured& m) {
-    return {{"best", m.best},
-            {"median", m.median},
-            {"worst", m.worst},
-            {"repetitions", m.repetitions},
-            {"how", m.how}};
-}
-
 // The step's bound on this machine, by layer kind (docs/roofline.md).
 nlohmann::json roofline_json(const config::RunConfig& config, const model::Graph& graph,
                              int threads) {
@@ -60,12 +53,11 @@ nlohmann::json roofline_json(const config::RunConfig& config, const model::Graph
                          {"bytes", k.cost.bytes()},
                          {"bound_ms", k.seconds * 1e3},
                          {"binding", k.compute_bound() ? "compute" : "memory"}});
-    return {{"threads", ceilings.threads},
-            {"flops_per_s", measured_json(ceilings.flops)},
-            {"bytes_per_s", measured_json(ceilings.bytes)},
-            {"step_bound_ms", step.seconds * 1e3},
-            {"batch", graph.batch()},
-            {"kinds", kinds}};
+    nlohmann::json j = output::to_json(ceilings);
+    j["step_bound_ms"] = step.seconds * 1e3;
+    j["batch"] = graph.batch();
+    j["kinds"] = kinds;
+    return j;
 }
 
 void print(const nlohmann::json& j) {

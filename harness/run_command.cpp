@@ -13,6 +13,7 @@
 #include "output/sidecar_path.hpp"
 #include "output/table_reporter.hpp"
 #include "plugin_host/option_check.hpp"
+#include "roofline/run_bound.hpp"
 #include "run/profiling.hpp"
 #include "run/provenance.hpp"
 #include "run/round_order.hpp"
@@ -129,7 +130,7 @@ output::RoundPlan round_plan(const config::RunConfig& config, const RunArgs& arg
                              const std::string& baseline) {
     output::RoundPlan plan;
     plan.min_rounds = args.rounds > 0 ? args.rounds : config.rounds;
-    plan.max_rounds = args.max_rounds > 0                       ? args.max_rounds
+    plan.max_rounds = args.max_rounds > 0                         ? args.max_rounds
                       : args.rounds > 0 || config.max_rounds == 0 ? plan.min_rounds
                                                                   : config.max_rounds;
     if (plan.max_rounds < plan.min_rounds)
@@ -180,6 +181,16 @@ int run_command(const RunArgs& args) {
         if (!args.trace_dir.empty()) create_folder("--trace", args.trace_dir);
         request.on_finished = verdict_annotator(config);
         request.on_runs = check::annotate_loss_agreement;
+        request.on_end = [&config](output::Provenance& p, std::vector<output::BackendRun>& runs) {
+            roofline::bound_runs(model::build_hourglass(config.model), config.optimizer, p, runs);
+            for (const output::Ceilings& c : p.ceilings)
+                std::fprintf(stderr,
+                             "ceilings on %d thread%s: %.1f GFLOP/s (float32 FMA), %.1f GB/s "
+                             "(triad); each row's step against the roofline bound they give "
+                             "(docs/roofline.md)\n",
+                             c.threads, c.threads == 1 ? "" : "s", c.flops.best / 1e9,
+                             c.bytes.best / 1e9);
+        };
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness run: %s\n", e.what());
         return kExitUsage;

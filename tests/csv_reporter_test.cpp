@@ -20,8 +20,8 @@ TEST_F(CsvReporter, HeaderHasEveryColumnInOrder) {
     EXPECT_EQ(text, expected + "\n");
     EXPECT_EQ(harness::output::csv_columns().front(), "schema_version");
     EXPECT_EQ(harness::output::csv_columns().back(),
-              "options_in_force");  // the newest, added at the end
-    EXPECT_EQ(harness::output::csv_columns().size(), 62u);
+              "bound_share");  // the newest, added at the end
+    EXPECT_EQ(harness::output::csv_columns().size(), 64u);
 }
 
 // What an entry's `environment:` set is kept in its row and in the sidecar.

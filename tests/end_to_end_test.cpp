@@ -228,6 +228,31 @@ TEST(EndToEnd, ARowRecordsEveryOptionInForceAndWhichTheConfigSet) {
     EXPECT_EQ(sidecar["runs"][0]["options_in_force"]["math"], "fp32");
 }
 
+// Once the rounds end, each CPU row's step is set against the roofline bound at its thread count
+// (docs/roofline.md): the ceilings measured then are in the sidecar's provenance, the bound and
+// its share in the row and the table.
+TEST(EndToEnd, EachCpuRowIsMeasuredAgainstTheRooflineBound) {
+    TempDir dir;
+    const std::string yaml = dir / "bound.yaml";
+    std::ofstream(yaml) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 16, "
+                           "batch: 2}\nrun: {warmup: 0, iterations: 2}\n"
+                           "backends:\n  - {plugin: reference, options: {threads: 1}}\n";
+    const auto r = run_harness("run " + yaml + " --output " + (dir / "o.csv"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("of bound"), std::string::npos) << r.output;
+    const auto rows = harness::output::read_csv(dir / "o.csv");
+    ASSERT_EQ(rows.size(), 1u);
+    const double bound = harness::output::number_of(rows[0], "bound_ms");
+    const double median = harness::output::number_of(rows[0], "median_ms");
+    EXPECT_GT(bound, 0);
+    EXPECT_NEAR(harness::output::number_of(rows[0], "bound_share"), bound / median, 1e-3);
+    const auto ceilings = read_json(dir / "o.json")["provenance"]["ceilings"];
+    ASSERT_EQ(ceilings.size(), 1u);
+    EXPECT_EQ(ceilings[0]["threads"], 1);
+    EXPECT_GT(ceilings[0]["flops_per_s"]["best"].get<double>(), 0);
+    EXPECT_GT(ceilings[0]["bytes_per_s"]["best"].get<double>(), 0);
+}
+
 TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {
     TempDir dir;
     const std::string head =

@@ -26,6 +26,14 @@ TEST_F(JsonSidecarReporter, HoldsTheProvenanceAndEveryRunWhole) {
     EXPECT_EQ(environment.at(1).at("message"), "load average 0.10 on 96 CPUs");
     EXPECT_EQ(doc.at("provenance").at("environment_warnings"),
               "cpu_scaling=powersave;gpu_clocks=sw_thermal_slowdown");
+    // The roofline's ceilings, as measured once the rounds ended (docs/roofline.md).
+    const auto ceilings = harness::output::provenance_from_json(doc.at("provenance")).ceilings;
+    ASSERT_EQ(ceilings.size(), 1u);
+    EXPECT_EQ(ceilings[0].threads, 16);
+    EXPECT_EQ(ceilings[0].flops.best, 2.5e12);
+    EXPECT_EQ(ceilings[0].bytes.median, 1.9e11);
+    EXPECT_EQ(ceilings[0].bytes.repetitions, 10);
+    EXPECT_EQ(ceilings[0].flops.how, "AVX-512");
     ASSERT_EQ(doc.at("runs").size(), 2u);
     expect_same(harness::output::backend_run_from_json(doc.at("runs").at(0)), full_run());
     EXPECT_EQ(doc.at("runs").at(1).at("message"), "no CUDA device");

@@ -121,14 +121,14 @@ TEST_F(Publish, ACellEditedAloneOrAFileCutShortIsRefusedAgainstTheSidecar) {
     std::string text = read_text(csv);
     write_text(csv, text.substr(0, text.rfind(',')));
     expect_refused(csv, {"malformed CSV " + csv +
-                         " (line 2): row 1 has 61 fields, header has 62 "
+                         " (line 2): row 1 has 63 fields, header has 64 "
                          "(the file's end is cut short)"});
     // Cut where a row still has every field: the line break, a digit added to the last field.
     csv = copy_run("checked");
     text = read_text(csv);
     write_text(csv, text.substr(0, text.size() - 1) + "7");
     expect_refused(csv, {csv + ": it does not end with a line break: cut short",
-                         "column options_in_force: '"});
+                         "column bound_share: '"});
 }
 
 // A results folder that is a dangling symlink is a usage error before anything is written.

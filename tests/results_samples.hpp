@@ -70,6 +70,8 @@ inline harness::output::Provenance provenance() {
         {"cpu_scaling", "powersave", "CPU frequency scaling is enabled (governor powersave)", true},
         {"load_average", "0.10", "load average 0.10 on 96 CPUs", false},
         {"gpu_clocks", "sw_thermal_slowdown", "GPU clocks are slowed down", true}};
+    p.ceilings = {
+        {16, {2.5e12, 2.4e12, 2.1e12, 7, "AVX-512"}, {2.0e11, 1.9e11, 1.8e11, 10, "triad"}}};
     return p;
 }
 
@@ -82,6 +84,7 @@ inline harness::output::BackendRun full_run() {
     r.placement = "device";
     r.options = {{"threads", "16"}, {"layout", "nChw16c"}};
     r.options_in_force = {{"threads", "16"}, {"layout", "nChw16c"}, {"batchnorm", "fused"}};
+    r.bound_ms = 12.5;
     r.libraries = {{"dnnl", "3.5.3"}, {"openmp", "4.5"}};
     r.math = hb::Math::fp32;
     r.threads = 16;
@@ -150,6 +153,7 @@ inline void expect_same(const harness::output::BackendRun& a,
     EXPECT_EQ(a.placement, b.placement);
     EXPECT_EQ(a.options, b.options);
     EXPECT_EQ(a.options_in_force, b.options_in_force);
+    EXPECT_EQ(a.bound_ms, b.bound_ms);
     EXPECT_EQ(a.libraries, b.libraries);
     EXPECT_EQ(a.math, b.math);
     EXPECT_EQ(a.threads, b.threads);

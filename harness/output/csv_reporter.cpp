@@ -117,6 +117,9 @@ std::vector<std::string> csv_row(const Provenance& p, const BackendRun& r) {
     row.push_back(std::to_string(r.round));
     row.push_back(p.order_seed ? std::to_string(*p.order_seed) : std::string());
     row.push_back(join_pairs(r.options_in_force));
+    const bool bounded = r.bound_ms > 0 && has_timings(r);
+    row.push_back(bounded ? format_ms(r.bound_ms) : std::string());
+    row.push_back(bounded ? fmt::format("{:.4f}", r.bound_ms / r.stats.median_ms) : std::string());
     return row;
 }
 
@@ -168,7 +171,7 @@ std::vector<std::string> csv_columns() {
             "ranks",          "communicator", "oversubscribed", "communication_share",
             "allreduce_bytes", "allreduce_algbw_gbps", "allreduce_busbw_gbps",
             "scaling_efficiency", "cpu_ms",     "environment",    "round",          "order_seed",
-            "options_in_force"});
+            "options_in_force", "bound_ms",   "bound_share"});
     // clang-format on
     return columns;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "hb/manifest.hpp"
+#include "output/ceilings.hpp"
 #include "output/profile.hpp"
 
 #include <cstdint>
@@ -70,6 +71,8 @@ struct Provenance {
     std::optional<uint64_t> order_seed;
     RoundPlan rounds;
     std::vector<EnvironmentFinding> environment;  // one per check made, in the order made
+    // Measured once the rounds end, one per thread count a CPU row ran on (docs/roofline.md).
+    std::vector<Ceilings> ceilings;
 };
 
 // The findings that are warnings, as "check=state;check=state" ("" when none): the CSV's
@@ -128,6 +131,9 @@ struct BackendRun {
     // Per timed step: the worker's CPU time (user + system, all its threads) during the step.
     std::vector<double> cpu_ms;
     uint64_t peak_memory_bytes = 0;
+    // The step's roofline bound on this machine at the row's thread count (docs/roofline.md);
+    // 0 where none was measured (a GPU or data-parallel row, an interrupted run).
+    double bound_ms = 0;
     std::string manifest_json;  // "{}" when none
     std::string log;  // what the worker's libraries wrote to stderr (its tail; "" when nothing)
     std::optional<Profile> profile;       // when profiling was asked for

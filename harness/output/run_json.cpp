@@ -148,7 +148,31 @@ ParallelRun parallel_from(const json& j) {
     return p;
 }
 
+json measured_json(const Measured& m) {
+    return {{"best", number(m.best)},
+            {"median", number(m.median)},
+            {"worst", number(m.worst)},
+            {"repetitions", m.repetitions},
+            {"how", m.how}};
+}
+
+Measured measured_from(const json& j) {
+    return {number_from(j.at("best")), number_from(j.at("median")), number_from(j.at("worst")),
+            j.at("repetitions").get<int>(), j.at("how").get<std::string>()};
+}
+
 }  // namespace
+
+json to_json(const Ceilings& c) {
+    return {{"threads", c.threads},
+            {"flops_per_s", measured_json(c.flops)},
+            {"bytes_per_s", measured_json(c.bytes)}};
+}
+
+Ceilings ceilings_from_json(const json& j) {
+    return {j.at("threads").get<int>(), measured_from(j.at("flops_per_s")),
+            measured_from(j.at("bytes_per_s"))};
+}
 
 json to_json(const BackendRun& r) {
     json j = {{"backend", r.backend},
@@ -171,6 +195,7 @@ json to_json(const BackendRun& r) {
               {"iterations", r.iterations},
               {"batch", r.batch},
               {"flops_per_step", r.flops_per_step},
+              {"bound_ms", number(r.bound_ms)},
               {"setup_ms", number(r.setup_ms)},
               {"warmup_ms", numbers(r.warmup_ms)},
               {"samples_ms", numbers(r.samples_ms)},
@@ -210,6 +235,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.options = j.at("options").get<std::map<std::string, std::string>>();
     r.options_in_force =  // added in schema 1
         j.value("options_in_force", std::map<std::string, std::string>());
+    if (j.contains("bound_ms")) r.bound_ms = number_from(j.at("bound_ms"));  // added in schema 1
     r.environment =
         j.value("environment", std::map<std::string, std::string>());  // added in schema 1
     r.libraries = j.at("libraries").get<std::map<std::string, std::string>>();
@@ -252,26 +278,25 @@ json to_json(const Provenance& p) {
                                {"warning", f.warning},
                                {"message", f.message}});
     json j = {{"utc_time", p.utc_time},
-            {"harness_version", p.harness_version},
-            {"git_commit", p.git_commit},
-            {"config_name", p.config_name},
-            {"config_path", p.config_path},
-            {"config_sha256", p.config_sha256},
-            {"host", p.host},
-            {"cpu_model", p.cpu_model},
-            {"gpu_name", p.gpu_name},
-            {"gpu_driver", p.gpu_driver},
-            {"seed", p.seed},
-            {"placement", p.placement},
-            {"environment", environment},
-            {"environment_warnings", environment_warnings(p)}};
+              {"harness_version", p.harness_version},
+              {"git_commit", p.git_commit},
+              {"config_name", p.config_name},
+              {"config_path", p.config_path},
+              {"config_sha256", p.config_sha256},
+              {"host", p.host},
+              {"cpu_model", p.cpu_model},
+              {"gpu_name", p.gpu_name},
+              {"gpu_driver", p.gpu_driver},
+              {"seed", p.seed},
+              {"placement", p.placement},
+              {"environment", environment},
+              {"environment_warnings", environment_warnings(p)}};
     if (p.order_seed) j["order_seed"] = *p.order_seed;
-    j["rounds"] = {{"min", p.rounds.min_rounds},
-                   {"max", p.rounds.max_rounds},
-                   {"target", p.rounds.target},
-                   {"budget_s", p.rounds.budget_s},
-                   {"baseline", p.rounds.baseline},
-                   {"stopped_by", p.rounds.stopped_by}};
+    j["ceilings"] = json::array();
+    for (const Ceilings& c : p.ceilings) j["ceilings"].push_back(to_json(c));
+    j["rounds"] = {{"min", p.rounds.min_rounds},    {"max", p.rounds.max_rounds},
+                   {"target", p.rounds.target},     {"budget_s", p.rounds.budget_s},
+                   {"baseline", p.rounds.baseline}, {"stopped_by", p.rounds.stopped_by}};
     return j;
 }
 
@@ -290,10 +315,15 @@ Provenance provenance_from_json(const json& j) {
     p.seed = j.at("seed").get<uint64_t>();
     p.placement = j.at("placement").get<std::string>();
     if (j.contains("order_seed")) p.order_seed = j.at("order_seed").get<uint64_t>();
+    if (j.contains("ceilings"))  // added in schema 1
+        for (const json& c : j.at("ceilings")) p.ceilings.push_back(ceilings_from_json(c));
     if (j.contains("rounds")) {  // from before rounds: one
         const json& r = j.at("rounds");
-        p.rounds = {r.at("min").get<int>(), r.at("max").get<int>(), r.at("target").get<double>(),
-                    r.at("budget_s").get<double>(), r.at("baseline").get<std::string>(),
+        p.rounds = {r.at("min").get<int>(),
+                    r.at("max").get<int>(),
+                    r.at("target").get<double>(),
+                    r.at("budget_s").get<double>(),
+                    r.at("baseline").get<std::string>(),
                     r.at("stopped_by").get<std::string>()};
     }
     for (const json& f : j.at("environment"))

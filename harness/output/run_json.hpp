@@ -17,6 +17,10 @@ nlohmann::json to_json(const std::vector<BackendRun>& runs);  // an array, in or
 BackendRun backend_run_from_json(const nlohmann::json& j);    // throws nlohmann::json::exception
 nlohmann::json to_json(const Provenance& p);
 Provenance provenance_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+// A machine's ceilings (docs/roofline.md): {"threads", "flops_per_s", "bytes_per_s"}, each rate
+// with its best, median, worst, repetitions and how it was measured.
+nlohmann::json to_json(const Ceilings& c);
+Ceilings ceilings_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 
 // `j` as text (indented by `indent` spaces, or on one line when negative), every string valid
 // UTF-8: bytes that are not (a plugin's message may hold any) become U+FFFD.

@@ -12,16 +12,26 @@ namespace harness::output {
 
 namespace {
 
-constexpr size_t kColumns = 13;
+constexpr size_t kColumns = 14;
 constexpr size_t kTextColumns = 3;  // left-aligned; the numbers after them are right-aligned
 // With a baseline, the rounds and the ratio to it; with a target, whether each reached it.
 constexpr size_t kComparisonColumns = 2, kTargetColumns = 1;
 using Cells = std::array<std::string, kColumns>;
 
 Cells header(const RoundPlan& plan) {
-    return {"backend",    "device",    "status", "median ms",          "IQR ms",
-            "CPU/wall",   "images/s",  "GFLOP/s", "first loss",        "last loss",
-            "rounds",     "vs " + plan.baseline,
+    return {"backend",
+            "device",
+            "status",
+            "median ms",
+            "IQR ms",
+            "CPU/wall",
+            "images/s",
+            "GFLOP/s",
+            "of bound",
+            "first loss",
+            "last loss",
+            "rounds",
+            "vs " + plan.baseline,
             fmt::format("within ±{:g}%", 100 * plan.target)};
 }
 
@@ -50,8 +60,8 @@ std::string first_loss_cell(const BackendRun& r) {
 }
 
 Cells row_of(const BackendRun& r) {
-    Cells c{name_of(r),  r.device, to_string(r.status),        "-", "-", "-", "-", "-",
-            first_loss_cell(r), loss_cell(r, r.last_loss()), "",  "", ""};
+    Cells c{name_of(r), r.device,           to_string(r.status),         "-", "-", "-", "-", "-",
+            "-",        first_loss_cell(r), loss_cell(r, r.last_loss()), "",  "",  ""};
     if (has_timings(r)) {
         c[3] = fmt::format("{:.3f}", r.stats.median_ms);
         c[4] = fmt::format("{:.3f}", r.stats.iqr_ms);
@@ -61,6 +71,9 @@ Cells row_of(const BackendRun& r) {
             c[5] = fmt::format("{:.2f}", r.cpu_median_ms() / r.stats.median_ms);
         c[6] = fmt::format("{:.1f}", r.stats.images_per_s);
         c[7] = fmt::format("{:.1f}", r.stats.gflops);
+        // The roofline bound over the median step: how near the machine's limit it runs.
+        if (r.bound_ms > 0 && r.stats.median_ms > 0)
+            c[8] = fmt::format("{:.0f}%", 100 * r.bound_ms / r.stats.median_ms);
     }
     return c;
 }
@@ -188,9 +201,9 @@ std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& p
     };
     std::stable_sort(groups.begin(), groups.end(),
                      [&](const auto& a, const auto& b) { return place(a) < place(b); });
-    const auto baseline_group =
-        std::find_if(groups.begin(), groups.end(),
-                     [&](const auto& g) { return g.front()->name() == plan.baseline; });
+    const auto baseline_group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+        return g.front()->name() == plan.baseline;
+    });
     const bool compared = baseline_group != groups.end() && groups.size() > 1;
     const bool targeted = compared && plan.target > 0;
 
@@ -200,20 +213,20 @@ std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& p
         backends.push_back(merged(g));
         Cells c = row_of(backends.back());
         if (compared) {
-            c[10] = std::to_string(g.size());
+            c[11] = std::to_string(g.size());
             if (&g == &*baseline_group) {
-                c[11] = "baseline";
+                c[12] = "baseline";
             } else if (has_timings(backends.back())) {
                 const Comparison comparison = compare_rounds(g, *baseline_group, config_sha256);
-                c[11] = ratio_cell(comparison);
-                c[12] = target_cell(plan, comparison);
+                c[12] = ratio_cell(comparison);
+                c[13] = target_cell(plan, comparison);
             }
         }
         rows.push_back(c);
     }
 
-    const size_t columns = kColumns - (targeted ? 0 : kTargetColumns) -
-                           (compared ? 0 : kComparisonColumns);
+    const size_t columns =
+        kColumns - (targeted ? 0 : kTargetColumns) - (compared ? 0 : kComparisonColumns);
     const Cells head = header(plan);
     std::array<size_t, kColumns> width{};
     for (size_t i = 0; i < kColumns; ++i) width[i] = columns_of(head[i]);
@@ -234,6 +247,11 @@ std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& p
             "vs {}: median step over the baseline's, the geometric mean over the rounds in which "
             "both ran, [95% interval] over those rounds (docs/statistics.md)\n",
             plan.baseline);
+    if (std::any_of(backends.begin(), backends.end(),
+                    [](const BackendRun& b) { return b.bound_ms > 0; }))
+        notes +=
+            "of bound: the step's roofline bound on this machine at the row's threads over its "
+            "median step, 100% the machine's limit (docs/roofline.md)\n";
     for (size_t i = 0; i < groups.size(); ++i) {
         for (const std::string& n : footnotes(backends[i])) notes += n + '\n';
         if (warmup_too_short(groups[i]))

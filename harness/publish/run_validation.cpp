@@ -60,6 +60,8 @@ const std::map<std::string, Kind>& column_kinds() {
         {"allreduce_algbw_gbps", Kind::number},
         {"allreduce_busbw_gbps", Kind::number},
         {"scaling_efficiency", Kind::number},
+        {"bound_ms", Kind::number},
+        {"bound_share", Kind::number},
     };
     return kinds;
 }

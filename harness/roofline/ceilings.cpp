@@ -117,8 +117,10 @@ int64_t last_level_cache_bytes() {
 }
 
 Measured triad_rate(int threads) {
-    // Each array four times the last-level cache, and 64 MiB at least.
-    const int64_t bytes = std::max<int64_t>(int64_t{64} << 20, 4 * last_level_cache_bytes());
+    // Each array as large as the last-level cache, within [64 MiB, 256 MiB]: the three together
+    // three times any cache the threads share, at least.
+    const int64_t bytes =
+        std::clamp<int64_t>(last_level_cache_bytes(), int64_t{64} << 20, int64_t{256} << 20);
     const auto n = static_cast<size_t>(bytes / 4);
     const std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
     const auto range = [&](int t) {

@@ -226,6 +226,7 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
     if (!outcome.interrupted) {
         // The files and the table say why the rounds ended.
         provenance.rounds.stopped_by = to_string(outcome.stop);
+        if (request.on_end) request.on_end(provenance, outcome.runs);
         reporter.report_context(provenance);
         reporter.report_runs(outcome.runs);
         if (request.announce && !one_round)

@@ -29,6 +29,9 @@ struct RunRequest {
     // Called with every run so far after each one finished, before they are reported: for what
     // depends on several runs (whether their losses agree).
     std::function<void(std::vector<output::BackendRun>&)> on_runs;
+    // Called once when the rounds end uninterrupted, before the last report: for what is measured
+    // after every run (the roofline's ceilings, roofline/run_bound.hpp).
+    std::function<void(output::Provenance&, std::vector<output::BackendRun>&)> on_end;
     // Called with each worker's job before it is launched: for a job that is not a timed run.
     std::function<void(WorkerJob&)> adjust_job;
     // Each entry once in one process, whatever the config's `parallel` says (harness layers).
