@@ -13,6 +13,8 @@
 #include "output/run_json.hpp"
 #include "plugin_host/option_check.hpp"
 #include "plugin_host/scratch_dir.hpp"
+#include "roofline/run_bound.hpp"
+#include "roofline/step_bound.hpp"
 #include "run/runner.hpp"
 
 #include <fmt/format.h>
@@ -141,6 +143,18 @@ int layers_command(const LayersArgs& args) {
     };
     auto units_path = [&](int entry) {
         return scratch.path() / fmt::format("units-{}.json", entry);
+    };
+    request.on_end = [&](output::Provenance& p, std::vector<output::BackendRun>& runs) {
+        const model::Graph model = model::build_hourglass(config.model);
+        roofline::bound_runs(model, config.optimizer, p, runs);
+        const auto units = model::layer_units(model);
+        for (size_t k = 0; k < collected.backends.size() && k < runs.size(); ++k) {
+            layers::BackendLayers& b = collected.backends[k];
+            b.whole.bound_ms = runs[k].bound_ms;
+            if (const output::Ceilings* c = roofline::ceilings_on(p, runs[k].threads))
+                for (const model::LayerUnit& u : units)
+                    b.bound_ms[u.name] = 1e3 * roofline::layers_bound_seconds(model, u.layers, *c);
+        }
     };
     request.one_process = true;
     request.quiet = args.quiet;

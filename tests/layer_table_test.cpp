@@ -72,6 +72,24 @@ TEST(LayerTable, ABackendWithoutSamplesSaysWhy) {
               std::string::npos);
 }
 
+// Each configuration's time against its roofline bound at the backend's threads
+// (docs/roofline.md): in the table, "of bound" per cell and for the whole step, and in the CSV.
+TEST(LayerTable, EachConfigurationAndTheStepAgainstTheirBound) {
+    BackendLayers a = backend("a", {10, 10, 10}, {unit("conv/x", 3, {1, 2, 3})});
+    a.bound_ms = {{"conv/x", 1.0}};
+    a.whole.bound_ms = 5;
+    const auto t = make_layer_table("c", {a}, 1);
+    EXPECT_EQ(t.rows[0].cells[0].bound_ms, 1.0);
+    EXPECT_EQ(t.sums[0].bound_ms, 5);
+    const std::string text = harness::layers::format_layer_table(t);
+    EXPECT_NE(text.find("50%"), std::string::npos) << text;  // 1 ms of bound in a 2 ms median
+    EXPECT_NE(text.find("10 (50% of bound)"), std::string::npos) << text;
+    const std::string csv = harness::layers::layer_csv({}, {a}, t);
+    EXPECT_NE(csv.find(",1.0000,0.5000\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",5.0000,0.5000\n"), std::string::npos) << csv;
+    EXPECT_EQ(harness::layers::layer_csv_columns().back(), "bound_share");
+}
+
 TEST(GbenchJson, NotANumberIsNoSpreadAndInfinityIsNull) {
     const auto j = parse_gbench(
         R"({"benchmarks": [{"name": "nan/inf", "real_time": NaN, "cv": -nan, "r": inf}]})");

@@ -39,6 +39,12 @@ std::string number(double v, const char* format = "{:.3g}") {
     return fmt::format(fmt::runtime(format), v);
 }
 
+// "62%"; "-" when unknown (no bound, or no time).
+std::string percent(double share) {
+    if (!std::isfinite(share) || share <= 0) return "-";
+    return fmt::format("{:.0f}%", 100 * share);
+}
+
 std::string ratio_text(const output::Comparison& c) {
     if (c.rounds == 0) return "-";
     if (!c.ratio_interval.known()) return fmt::format("{:.2f}", c.ratio);
@@ -72,6 +78,8 @@ LayerTable make_layer_table(const std::string& config, const std::vector<Backend
                     cell.error = b.whole.message.empty() ? "not measured" : b.whole.message;
                     continue;
                 }
+                if (const auto bound = b.bound_ms.find(u.name); bound != b.bound_ms.end())
+                    cell.bound_ms = bound->second;
                 cell.samples = mine->ms.size();
                 cell.timed_by = mine->timed_by;
                 cell.error = mine->error;
@@ -88,6 +96,7 @@ LayerTable make_layer_table(const std::string& config, const std::vector<Backend
     for (size_t k = 0; k < backends.size(); ++k) {
         PartsSum& s = t.sums.emplace_back();
         s.whole_ms = median(backends[k].whole.samples_ms);
+        if (backends[k].whole.bound_ms > 0) s.bound_ms = backends[k].whole.bound_ms;
         if (k > 0)
             s.whole_vs_first = versus(backends[k].whole.samples_ms, backends[0].whole.samples_ms,
                                       config + "/step/" + backends[k].whole.backend);
@@ -104,17 +113,18 @@ std::string format_layer_table(const LayerTable& t) {
     for (const LayerRow& r : t.rows) width = std::max(width, r.unit.size());
     std::string out = fmt::format(
         "{}, layer by layer: ms per step of each configuration alone (median; fwd and bwd "
-        "where the backend times them), GFLOP/s, and the time over {}'s with its 95% "
-        "interval\n\n",
+        "where the backend times them), GFLOP/s, its roofline bound over that time "
+        "(docs/roofline.md), and the time over {}'s with its 95% interval\n\n",
         t.config, t.backends.empty() ? "" : t.backends.front());
     std::string header = fmt::format("{:<{}} {:>5}", "configuration", width, "count");
     for (size_t k = 0; k < t.backends.size(); ++k) {
-        header += fmt::format("  | {:<{}}", t.backends[k], k == 0 ? 30 : 51);
+        header += fmt::format("  | {:<{}}", t.backends[k], k == 0 ? 37 : 58);
     }
     out += header + "\n";
     std::string sub = fmt::format("{:<{}} {:>5}", "", width, "");
     for (size_t k = 0; k < t.backends.size(); ++k) {
-        sub += fmt::format("  | {:>8} {:>7} {:>7} {:>7}", "ms", "fwd", "bwd", "GFLOP/s");
+        sub += fmt::format("  | {:>8} {:>7} {:>7} {:>7} {:>6}", "ms", "fwd", "bwd", "GFLOP/s",
+                           "bound");
         if (k > 0) sub += fmt::format(" {:<20}", "ratio [95%]");
     }
     out += sub + "\n";
@@ -124,12 +134,12 @@ std::string format_layer_table(const LayerTable& t) {
             const LayerCell& c = r.cells[k];
             if (c.samples == 0) {
                 line += fmt::format("  | {:<{}}", "no samples: " + c.error.substr(0, 30),
-                                    k == 0 ? 30 : 51);
+                                    k == 0 ? 37 : 58);
                 continue;
             }
-            line += fmt::format("  | {:>8} {:>7} {:>7} {:>7}", number(c.median_ms),
+            line += fmt::format("  | {:>8} {:>7} {:>7} {:>7} {:>6}", number(c.median_ms),
                                 number(c.forward_ms), number(c.backward_ms),
-                                number(c.gflops, "{:.0f}"));
+                                number(c.gflops, "{:.0f}"), percent(c.bound_ms / c.median_ms));
             if (k > 0) line += fmt::format(" {:<20}", ratio_text(c.vs_first));
         }
         out += line + "\n";
@@ -137,13 +147,15 @@ std::string format_layer_table(const LayerTable& t) {
     auto summary = [&](const std::string& label, auto cell) {
         std::string line = fmt::format("{:<{}} {:>5}", label, width, "");
         for (size_t k = 0; k < t.sums.size(); ++k)
-            line += fmt::format("  | {:<{}}", cell(k), k == 0 ? 30 : 51);
+            line += fmt::format("  | {:<{}}", cell(k), k == 0 ? 37 : 58);
         out += line + "\n";
     };
     out += "\n";
     summary("whole step (measured)", [&](size_t k) {
         const PartsSum& s = t.sums[k];
+        const double bound = t.sums[k].bound_ms;
         return fmt::format("{:>8}", number(s.whole_ms)) +
+               (bound > 0 ? " (" + percent(bound / s.whole_ms) + " of bound)" : "") +
                (k > 0 ? "  ratio " + ratio_text(s.whole_vs_first) : "");
     });
     summary("sum of the parts (count x ms)",
@@ -164,10 +176,13 @@ std::string format_layer_table(const LayerTable& t) {
 
 std::vector<std::string> layer_csv_columns() {
     std::vector<std::string> columns = output::identity_columns();
-    columns.insert(columns.end(),
-                   {"status", "message", "row", "configuration", "kind", "count", "timed_by",
-                    "samples", "median_ms", "forward_ms", "backward_ms", "gflops", "share_of_step",
-                    "ratio", "ratio_lo", "ratio_hi", "training_flops", "environment_warnings"});
+    columns.insert(columns.end(), {"status",        "message",        "row",
+                                   "configuration", "kind",           "count",
+                                   "timed_by",      "samples",        "median_ms",
+                                   "forward_ms",    "backward_ms",    "gflops",
+                                   "share_of_step", "ratio",          "ratio_lo",
+                                   "ratio_hi",      "training_flops", "environment_warnings",
+                                   "bound_ms",      "bound_share"});
     return columns;
 }
 
@@ -187,7 +202,7 @@ std::string layer_csv(const output::Provenance& p, const std::vector<BackendLaye
                         const std::string& kind, const std::string& count,
                         const std::string& timed_by, size_t samples, double median_ms,
                         double forward_ms, double backward_ms, double gflops, double share,
-                        const output::Comparison& c, int64_t flops) {
+                        const output::Comparison& c, int64_t flops, double bound_ms) {
             std::vector<std::string> f = output::identity_fields(p, r);
             f.insert(f.end(), {to_string(r.status), r.message, row, configuration, kind, count,
                                timed_by, std::to_string(samples), fixed(median_ms),
@@ -195,21 +210,25 @@ std::string layer_csv(const output::Provenance& p, const std::vector<BackendLaye
             for (auto& x : ratio(c)) f.push_back(x);
             f.push_back(flops > 0 ? std::to_string(flops) : "");
             f.push_back(output::environment_warnings(p));
+            const bool bounded = bound_ms > 0 && median_ms > 0;
+            f.push_back(bounded ? fixed(bound_ms) : "");
+            f.push_back(bounded ? fixed(bound_ms / median_ms) : "");
             output::append_csv_line(text, f);
         };
         for (const LayerRow& row : t.rows) {
             const LayerCell& c = row.cells[k];
             line("layer", row.unit, row.kind, std::to_string(row.count), c.timed_by, c.samples,
                  c.median_ms, c.forward_ms, c.backward_ms, c.gflops,
-                 row.count * c.median_ms / s.whole_ms, c.vs_first, row.training_flops);
+                 row.count * c.median_ms / s.whole_ms, c.vs_first, row.training_flops, c.bound_ms);
         }
         const double nan = LayerCell::kUnknown;
         line("step", "", "", "", "step", r.samples_ms.size(), s.whole_ms, nan, nan,
              static_cast<double>(r.flops_per_step) / s.whole_ms / 1e6, 1.0, s.whole_vs_first,
-             r.flops_per_step);
-        line("parts", "", "", "", "", 0, s.parts_ms, nan, nan, nan, s.parts_ms / s.whole_ms, {}, 0);
+             r.flops_per_step, s.bound_ms);
+        line("parts", "", "", "", "", 0, s.parts_ms, nan, nan, nan, s.parts_ms / s.whole_ms, {}, 0,
+             nan);
         line("outside", "", "", "", "", 0, s.outside_ms(), nan, nan, nan,
-             s.outside_ms() / s.whole_ms, {}, 0);
+             s.outside_ms() / s.whole_ms, {}, 0, nan);
     }
     return text;
 }

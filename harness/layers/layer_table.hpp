@@ -8,6 +8,7 @@
 #include "output/record.hpp"
 
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,16 @@ namespace harness::layers {
 struct BackendLayers {
     output::BackendRun whole;  // the whole step (status, samples) and the backend's provenance
     std::vector<UnitSamples> units;
+    // Each configuration's roofline bound at the backend's threads, by name (docs/roofline.md);
+    // none where the ceilings were not measured (whole.bound_ms is the step's).
+    std::map<std::string, double> bound_ms;
 };
 
 struct LayerCell {
     size_t samples = 0;
     double median_ms = kUnknown, forward_ms = kUnknown, backward_ms = kUnknown;
     double gflops = kUnknown;
+    double bound_ms = kUnknown;  // the configuration's roofline bound at the backend's threads
     std::string timed_by, error;
     output::Comparison vs_first;  // time over the first backend's (rounds == 0: not compared)
     static constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
@@ -39,6 +44,7 @@ struct LayerRow {
 struct PartsSum {
     double whole_ms = LayerCell::kUnknown;  // the median measured whole step
     double parts_ms = LayerCell::kUnknown;  // unknown unless every configuration was timed
+    double bound_ms = LayerCell::kUnknown;  // the step's roofline bound
     output::Comparison whole_vs_first;
     double outside_ms() const { return whole_ms - parts_ms; }
 };

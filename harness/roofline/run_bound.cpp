@@ -26,4 +26,10 @@ void bound_runs(const model::Graph& graph, const hb_optimizer& optimizer,
     }
 }
 
+const output::Ceilings* ceilings_on(const output::Provenance& provenance, int threads) {
+    for (const output::Ceilings& c : provenance.ceilings)
+        if (c.threads == threads) return &c;
+    return nullptr;
+}
+
 }  // namespace harness::roofline

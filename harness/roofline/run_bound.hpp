@@ -15,4 +15,7 @@ namespace harness::roofline {
 void bound_runs(const model::Graph& graph, const hb_optimizer& optimizer,
                 output::Provenance& provenance, std::vector<output::BackendRun>& runs);
 
+// The provenance's ceilings measured on `threads` threads; null when none were.
+const output::Ceilings* ceilings_on(const output::Provenance& provenance, int threads);
+
 }  // namespace harness::roofline

@@ -10,6 +10,15 @@ Bound bound_of(const Cost& cost, const Ceilings& ceilings) {
     return {std::max(compute, memory), compute > memory};
 }
 
+double layers_bound_seconds(const model::Graph& graph, const std::vector<int>& layers,
+                            const Ceilings& ceilings) {
+    double seconds = 0;
+    for (int l : layers)
+        seconds +=
+            bound_of(layer_cost(graph, graph.layers[static_cast<size_t>(l)]), ceilings).seconds;
+    return seconds;
+}
+
 StepBound step_bound(const model::Graph& graph, bool weight_decay, bool momentum,
                      const Ceilings& ceilings) {
     StepBound step;

@@ -38,4 +38,8 @@ struct StepBound {
 StepBound step_bound(const model::Graph& graph, bool weight_decay, bool momentum,
                      const Ceilings& ceilings);
 
+// The bound of one occurrence of a layer configuration (model::LayerUnit::layers): its layers'.
+double layers_bound_seconds(const model::Graph& graph, const std::vector<int>& layers,
+                            const Ceilings& ceilings);
+
 }  // namespace harness::roofline
