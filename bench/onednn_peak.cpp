@@ -1,14 +1,14 @@
 // The attainable float32 rate of this machine for the hourglass's convolutions, in GFLOP/s:
 //   onednn_peak fma [threads]
-//       the register-only FMA rate (AVX2/FMA, 256-bit), the hardware's ceiling;
+//       the register-only FMA rate, the hardware's ceiling, as harness info measures it;
 //   onednn_peak conv [threads] [N C K HW kernel] [fwd|bwd_data|bwd_weights]
 //       one oneDNN convolution (stride 1, "same" padding, layouts of its choice) timed over
 //       repeated runs, best of 10. Defaults: 2 threads, N=6, 256 -> 256 channels, 64x64, 3x3, fwd.
 //   onednn_peak conv ... PASS any|nchw|nhwc
 //       the same with the activations in a plain layout instead of the one oneDNN prefers.
-#include <immintrin.h>
 #include <omp.h>
 #include "api.hpp"
+#include "roofline/ceilings.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -30,37 +30,11 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Ten independent accumulators hide the FMA latency; the compiler must not fold the loop.
-__attribute__((target("avx2,fma"))) float fma_loop(long iterations) {
-    __m256 acc[10];
-    for (int k = 0; k < 10; ++k) acc[k] = _mm256_set1_ps(0.001f * float(k));
-    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-    for (long i = 0; i < iterations; ++i)
-        for (int k = 0; k < 10; ++k) acc[k] = _mm256_fmadd_ps(acc[k], a, b);
-    __m256 sum = acc[0];
-    for (int k = 1; k < 10; ++k) sum = _mm256_add_ps(sum, acc[k]);
-    float out[8];
-    _mm256_storeu_ps(out, sum);
-    return out[0];
-}
-
+// The harness's own measurement of the ceiling (harness/roofline/ceilings.hpp).
 int fma_peak(int threads) {
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
-        std::fprintf(stderr, "this CPU has no AVX2/FMA\n");
-        return 1;
-    }
-    const long iterations = 200'000'000;
-    double best = 1e30;
-    float sink = 0;
-    for (int r = 0; r < 3; ++r) {
-        const auto start = Clock::now();
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-        sink += fma_loop(iterations);
-        best = std::min(best, seconds_since(start));
-    }
-    const double flops = 2.0 * 8 * 10 * double(iterations) * threads;
-    std::printf("fma threads=%d: %.1f GFLOP/s (checksum %g)\n", threads, flops / best * 1e-9,
-                double(sink));
+    const harness::roofline::Measured m = harness::roofline::measure_fma_rate(threads);
+    std::printf("fma threads=%d: %.1f GFLOP/s (best of %d; median %.1f; %s)\n", threads,
+                m.best * 1e-9, m.repetitions, m.median * 1e-9, m.how.c_str());
     return 0;
 }
 

@@ -88,7 +88,7 @@ FmaKernel widest_fma() {
     return {fma_scalar, 1, "scalar"};
 }
 
-Measured fma_rate(int threads) {
+Measured fma_rate_on(int threads) {
     const FmaKernel kernel = widest_fma();
     std::vector<float> sinks(static_cast<size_t>(threads));
     const auto run = [&](int64_t iterations) {
@@ -161,10 +161,14 @@ Measured spread_of(std::vector<double> rates) {
     return m;
 }
 
+Measured measure_fma_rate(int threads) {
+    return fma_rate_on(std::max(1, threads));
+}
+
 Ceilings measure_ceilings(int threads) {
     Ceilings c;
     c.threads = std::max(1, threads);
-    c.flops = fma_rate(c.threads);
+    c.flops = fma_rate_on(c.threads);
     c.bytes = triad_rate(c.threads);
     return c;
 }

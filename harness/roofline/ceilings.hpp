@@ -17,6 +17,8 @@ using output::Measured;
 
 // Takes a second or two. `threads` >= 1.
 Ceilings measure_ceilings(int threads);
+// The FMA rate alone (a few tenths of a second).
+Measured measure_fma_rate(int threads);
 
 // The best, median and worst of rates.
 Measured spread_of(std::vector<double> rates);
