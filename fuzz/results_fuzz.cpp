@@ -32,11 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     expect_a_clear_error("read_csv", [&] {
         markdown_report(harness::output::read_csv(csv), {"onednn", 100});
     });
-    expect_a_clear_error("read_step_samples", [&] { read_step_samples(csv); });
-    expect_a_clear_error("read_profiles", [&] {
-        const auto profiles = read_profiles(csv);
-        attribution_report(profiles, Attribution::kind);
-        attribution_report(profiles, Attribution::layer);
+    expect_a_clear_error("read_run_results", [&] {
+        const auto sidecar = harness::output::read_run_results(csv).sidecar_runs();
+        step_samples(sidecar);
+        const auto runs = profiles(sidecar);
+        attribution_report(runs, Attribution::kind);
+        attribution_report(runs, Attribution::layer);
     });
     return 0;
 }
