@@ -8,6 +8,7 @@
 #include "plugin_host/child_process.hpp"
 #include "report/attribution_report.hpp"
 #include "report/charts.hpp"
+#include "report/roofline_chart.hpp"
 #include "report/explain_report.hpp"
 #include "report/markdown_report.hpp"
 
@@ -71,6 +72,7 @@ int report_command(const ReportArgs& args) {
     std::vector<output::CsvRow> rows;
     std::vector<report::StepSamples> samples;
     std::vector<report::ProfiledRun> profiles;
+    std::vector<output::SidecarRuns> sidecars;  // for the roofline's ceilings and step cost
     std::vector<std::string> without_sidecar;  // whose runs the sidecar's charts leave out
     try {
         std::vector<NamedFile> inputs, destinations;
@@ -103,6 +105,8 @@ int report_command(const ReportArgs& args) {
                 files.push_back(std::move(round));
             samples.insert(samples.end(), file_samples.begin(), file_samples.end());
             for (auto& p : report::profiles(sidecar)) profiles.push_back(std::move(p));
+            sidecar.runs.clear();
+            sidecars.push_back(std::move(sidecar));
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "harness report: %s\n", e.what());
@@ -118,12 +122,15 @@ int report_command(const ReportArgs& args) {
         for (auto& c : report::phase_charts(rows)) charts.push_back(std::move(c));
         for (auto& c : report::sample_charts(samples)) charts.push_back(std::move(c));
         for (auto& c : report::attribution_charts(profiles)) charts.push_back(std::move(c));
+        for (auto& c : report::roofline_charts(profiles, report::roofline_machines(sidecars)))
+            charts.push_back(std::move(c));
         const fs::path markdown_folder =
             args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();
         for (const auto& csv : without_sidecar) {
             const std::string note = csv + " has no JSON sidecar (" + output::sidecar_path(csv) +
                                      "): its runs are left out of the every-step and attribution "
-                                     "charts, which are drawn from the sidecar's steps and traces";
+                                     "charts and the roofline, which are drawn from the sidecar's "
+                                     "steps and traces";
             std::fprintf(stderr, "harness report --charts: %s\n", note.c_str());
             markdown += "\n_" + note + "._\n";
         }

@@ -183,6 +183,8 @@ int run_command(const RunArgs& args) {
         request.on_runs = check::annotate_loss_agreement;
         request.on_end = [&config](output::Provenance& p, std::vector<output::BackendRun>& runs) {
             roofline::bound_runs(model::build_hourglass(config.model), config.optimizer, p, runs);
+            for (output::KindCost& k : p.step_cost)
+                k.operation_kinds = run::operation_kinds_of(k.kind);
             for (const output::Ceilings& c : p.ceilings)
                 std::fprintf(stderr,
                              "ceilings on %d thread%s: %.1f GFLOP/s (float32 FMA), %.1f GB/s "

@@ -108,14 +108,14 @@ TEST(EndToEnd, TinyConfigRunsTheReferenceAndWritesAValidCsv) {
 
 TEST(EndToEnd, SameSeedGivesTheSameLosses) {
     TempDir dir;
-    ASSERT_EQ(
-        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " + (dir / "a.csv"))
-            .exit_code,
-        0);
-    ASSERT_EQ(
-        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " + (dir / "b.csv"))
-            .exit_code,
-        0);
+    ASSERT_EQ(run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " +
+                          (dir / "a.csv"))
+                  .exit_code,
+              0);
+    ASSERT_EQ(run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " +
+                          (dir / "b.csv"))
+                  .exit_code,
+              0);
     auto a = read_json(dir / "a.json")["runs"][0]["losses"];
     auto b = read_json(dir / "b.json")["runs"][0]["losses"];
     EXPECT_EQ(a, b);
@@ -251,6 +251,12 @@ TEST(EndToEnd, EachCpuRowIsMeasuredAgainstTheRooflineBound) {
     EXPECT_EQ(ceilings[0]["threads"], 1);
     EXPECT_GT(ceilings[0]["flops_per_s"]["best"].get<double>(), 0);
     EXPECT_GT(ceilings[0]["bytes_per_s"]["best"].get<double>(), 0);
+    // With them the step's cost by layer kind, which the roofline chart sets against them.
+    const auto cost = read_json(dir / "o.json")["provenance"]["step_cost"];
+    ASSERT_EQ(cost.size(), 8u);  // the seven layer kinds and the update
+    EXPECT_EQ(cost[0]["kind"], "conv2d");
+    EXPECT_EQ(cost[7]["kind"], "rmsprop");
+    EXPECT_EQ(cost[7]["operation_kinds"], nlohmann::json::array({"optimizer"}));
 }
 
 TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {
@@ -368,8 +374,9 @@ TEST(EndToEnd, EveryCommandHasHelp) {
 
 TEST(EndToEnd, DumpWritesTheInitialTensorsAndBatches) {
     TempDir dir;
-    auto r = run_harness("run " + shipped_config("tiny.yaml") + " --iterations 1 --warmup 0 --dump " +
-                         (dir / "dump") + " --output " + (dir / "x.csv"));
+    auto r =
+        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 1 --warmup 0 --dump " +
+                    (dir / "dump") + " --output " + (dir / "x.csv"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto index = read_json(dir / "dump/index.json");
     EXPECT_EQ(index["seed"].get<uint64_t>(), 1u);
@@ -383,8 +390,8 @@ TEST(EndToEnd, DumpWritesTheInitialTensorsAndBatches) {
 TEST(EndToEnd, JsonOutputOfRunIsParseable) {
     TempDir dir;
     auto r = run_harness(
-        "run " + shipped_config("tiny.yaml") + " --iterations 1 --json --output " + (dir / "x.csv"), "",
-        harness::testing::Stderr::discarded);
+        "run " + shipped_config("tiny.yaml") + " --iterations 1 --json --output " + (dir / "x.csv"),
+        "", harness::testing::Stderr::discarded);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = nlohmann::json::parse(r.output);
     EXPECT_EQ(j["runs"][0]["status"], "ok");

@@ -34,6 +34,13 @@ TEST_F(JsonSidecarReporter, HoldsTheProvenanceAndEveryRunWhole) {
     EXPECT_EQ(ceilings[0].bytes.median, 1.9e11);
     EXPECT_EQ(ceilings[0].bytes.repetitions, 10);
     EXPECT_EQ(ceilings[0].flops.how, "AVX-512");
+    const auto cost = harness::output::provenance_from_json(doc.at("provenance")).step_cost;
+    ASSERT_EQ(cost.size(), 2u);
+    EXPECT_EQ(cost[0].kind, "conv2d");
+    EXPECT_EQ(cost[0].layers, 378);
+    EXPECT_EQ(cost[0].flops, 987022000000);
+    EXPECT_EQ(cost[1].bytes, 509000000);
+    EXPECT_EQ(cost[0].operation_kinds, provenance().step_cost[0].operation_kinds);
     ASSERT_EQ(doc.at("runs").size(), 2u);
     expect_same(harness::output::backend_run_from_json(doc.at("runs").at(0)), full_run());
     EXPECT_EQ(doc.at("runs").at(1).at("message"), "no CUDA device");

@@ -70,6 +70,19 @@ TEST(OperationOf, NamesTheLayerAndRefusesOneOutsideTheGraph) {
     EXPECT_THROW(harness::run::operation_of(e, graph), std::runtime_error);
 }
 
+// The roofline's points sum a layer kind's time over the operation kinds its work is counted under.
+TEST(OperationKindsOf, ALayerKindsWorkInEveryComputingPhase) {
+    EXPECT_EQ(harness::run::operation_kinds_of("conv2d"),
+              (std::vector<std::string>{"convolution forward", "convolution backward-data",
+                                        "convolution backward-weights",
+                                        "convolution backward (data and weights)"}));
+    EXPECT_EQ(harness::run::operation_kinds_of("batchnorm"),
+              std::vector<std::string>{"batch norm"});
+    EXPECT_EQ(harness::run::operation_kinds_of("mse_loss"), std::vector<std::string>{"loss"});
+    EXPECT_EQ(harness::run::operation_kinds_of("rmsprop"), std::vector<std::string>{"optimizer"});
+    EXPECT_EQ(harness::run::operation_kinds_of("softmax"), std::vector<std::string>{});
+}
+
 TEST(TracePath, KeepsFileNameCharactersOnly) {
     EXPECT_EQ(harness::run::trace_path("t", "cfg", "a b/c"), "t/cfg.a_b_c.json");
 }

@@ -146,14 +146,15 @@ bool gnuplot_installed() {
 TEST(EndToEnd, ReportDrawsChartsAndLinksThemFromTheMarkdown) {
     if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (gnuplot-nox)";
     TempDir dir;
-    ASSERT_EQ(
-        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 3 --output " + (dir / "t.csv"))
-            .exit_code,
-        0);
+    ASSERT_EQ(run_harness("run " + shipped_config("tiny.yaml") +
+                          " --iterations 3 --profile-steps 1 --output " + (dir / "t.csv"))
+                  .exit_code,
+              0);
     auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "out/charts") +
                          " --output " + (dir / "out/t.md"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    for (const char* chart : {"tiny-step-time", "tiny-phases", "tiny-samples"}) {
+    for (const char* chart :
+         {"tiny-step-time", "tiny-phases", "tiny-samples", "tiny-attribution", "tiny-roofline"}) {
         for (const char* extension : {".dat", ".gp", ".svg"})
             EXPECT_TRUE(fs::exists(dir.path() / "out/charts" / (std::string(chart) + extension)))
                 << chart << extension;
@@ -168,14 +169,15 @@ TEST(EndToEnd, ReportDrawsChartsAndLinksThemFromTheMarkdown) {
     // Paths relative to the Markdown file.
     EXPECT_NE(markdown.find("](charts/tiny-step-time.svg)"), std::string::npos) << markdown;
     EXPECT_NE(markdown.find("](charts/tiny-samples.svg)"), std::string::npos) << markdown;
+    EXPECT_NE(markdown.find("](charts/tiny-roofline.svg)"), std::string::npos) << markdown;
 }
 
 TEST(EndToEnd, ReportChartsWithoutGnuplotSayWhatIsMissing) {
     TempDir dir;
-    ASSERT_EQ(
-        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " + (dir / "t.csv"))
-            .exit_code,
-        0);
+    ASSERT_EQ(run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " +
+                          (dir / "t.csv"))
+                  .exit_code,
+              0);
     auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "charts"),
                          "PATH=" + (dir / "empty"));
     EXPECT_EQ(r.exit_code, 3) << r.output;  // the charts could not be drawn
@@ -189,10 +191,10 @@ TEST(EndToEnd, ReportChartsWithoutGnuplotSayWhatIsMissing) {
 // which charts leave out which file's runs, and why.
 TEST(EndToEnd, ReportChartsWithoutTheSidecarSayWhichChartsLeaveItsRunsOut) {
     TempDir dir;
-    ASSERT_EQ(
-        run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " + (dir / "t.csv"))
-            .exit_code,
-        0);
+    ASSERT_EQ(run_harness("run " + shipped_config("tiny.yaml") + " --iterations 2 --output " +
+                          (dir / "t.csv"))
+                  .exit_code,
+              0);
     fs::remove(dir.path() / "t.json");
     auto r = run_harness("report " + (dir / "t.csv") + " --charts " + (dir / "charts"),
                          "PATH=" + (dir / "empty"));

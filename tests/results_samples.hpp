@@ -72,6 +72,12 @@ inline harness::output::Provenance provenance() {
         {"gpu_clocks", "sw_thermal_slowdown", "GPU clocks are slowed down", true}};
     p.ceilings = {
         {16, {2.5e12, 2.4e12, 2.1e12, 7, "AVX-512"}, {2.0e11, 1.9e11, 1.8e11, 10, "triad"}}};
+    p.step_cost = {{"conv2d",
+                    378,
+                    987022000000,
+                    10329000000,
+                    {"convolution forward", "convolution backward-data"}},
+                   {"rmsprop", 0, 229000000, 509000000, {"optimizer"}}};
     return p;
 }
 

@@ -12,6 +12,9 @@
 namespace harness::model {
 
 enum class LayerKind { conv2d, batchnorm, relu, maxpool2d, upsample, add, mse_loss };
+inline constexpr LayerKind kLayerKinds[] = {
+    LayerKind::conv2d,   LayerKind::batchnorm, LayerKind::relu,    LayerKind::maxpool2d,
+    LayerKind::upsample, LayerKind::add,       LayerKind::mse_loss};
 const char* to_string(LayerKind kind);
 
 using Shape = std::array<int64_t, 4>;  // N, C, H, W

@@ -73,6 +73,7 @@ struct Provenance {
     std::vector<EnvironmentFinding> environment;  // one per check made, in the order made
     // Measured once the rounds end, one per thread count a CPU row ran on (docs/roofline.md).
     std::vector<Ceilings> ceilings;
+    std::vector<KindCost> step_cost;  // with the ceilings, by layer kind in the graph's order
 };
 
 // The findings that are warnings, as "check=state;check=state" ("" when none): the CSV's

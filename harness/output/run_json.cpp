@@ -174,6 +174,20 @@ Ceilings ceilings_from_json(const json& j) {
             measured_from(j.at("bytes_per_s"))};
 }
 
+json to_json(const KindCost& k) {
+    return {{"kind", k.kind},
+            {"layers", k.layers},
+            {"flops", k.flops},
+            {"bytes", k.bytes},
+            {"operation_kinds", k.operation_kinds}};
+}
+
+KindCost kind_cost_from_json(const json& j) {
+    return {j.at("kind").get<std::string>(), j.at("layers").get<int>(),
+            j.at("flops").get<int64_t>(), j.at("bytes").get<int64_t>(),
+            j.at("operation_kinds").get<std::vector<std::string>>()};
+}
+
 json to_json(const BackendRun& r) {
     json j = {{"backend", r.backend},
               {"round", r.round},
@@ -294,6 +308,8 @@ json to_json(const Provenance& p) {
     if (p.order_seed) j["order_seed"] = *p.order_seed;
     j["ceilings"] = json::array();
     for (const Ceilings& c : p.ceilings) j["ceilings"].push_back(to_json(c));
+    j["step_cost"] = json::array();
+    for (const KindCost& k : p.step_cost) j["step_cost"].push_back(to_json(k));
     j["rounds"] = {{"min", p.rounds.min_rounds},    {"max", p.rounds.max_rounds},
                    {"target", p.rounds.target},     {"budget_s", p.rounds.budget_s},
                    {"baseline", p.rounds.baseline}, {"stopped_by", p.rounds.stopped_by}};
@@ -317,6 +333,8 @@ Provenance provenance_from_json(const json& j) {
     if (j.contains("order_seed")) p.order_seed = j.at("order_seed").get<uint64_t>();
     if (j.contains("ceilings"))  // added in schema 1
         for (const json& c : j.at("ceilings")) p.ceilings.push_back(ceilings_from_json(c));
+    if (j.contains("step_cost"))  // added in schema 1
+        for (const json& k : j.at("step_cost")) p.step_cost.push_back(kind_cost_from_json(k));
     if (j.contains("rounds")) {  // from before rounds: one
         const json& r = j.at("rounds");
         p.rounds = {r.at("min").get<int>(),

@@ -21,6 +21,9 @@ Provenance provenance_from_json(const nlohmann::json& j);  // throws nlohmann::j
 // with its best, median, worst, repetitions and how it was measured.
 nlohmann::json to_json(const Ceilings& c);
 Ceilings ceilings_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+// One layer kind's cost in a step: {"kind", "layers", "flops", "bytes", "operation_kinds"}.
+nlohmann::json to_json(const KindCost& k);
+KindCost kind_cost_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 
 // `j` as text (indented by `indent` spaces, or on one line when negative), every string valid
 // UTF-8: bytes that are not (a plugin's message may hold any) become U+FFFD.

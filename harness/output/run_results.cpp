@@ -15,7 +15,12 @@ SidecarRuns RunResults::sidecar_runs() const {
     if (!sidecar_text) return out;
     try {
         const nlohmann::json j = nlohmann::json::parse(*sidecar_text);
-        out.config_name = j.at("provenance").value("config_name", "");
+        const nlohmann::json& provenance = j.at("provenance");
+        out.config_name = provenance.value("config_name", "");
+        for (const auto& c : provenance.value("ceilings", nlohmann::json::array()))
+            out.ceilings.push_back(ceilings_from_json(c));
+        for (const auto& k : provenance.value("step_cost", nlohmann::json::array()))
+            out.step_cost.push_back(kind_cost_from_json(k));
         for (const auto& r : j.at("runs")) out.runs.push_back(backend_run_from_json(r));
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(sidecar_path + ": not a results sidecar: " + e.what());

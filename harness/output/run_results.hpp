@@ -12,10 +12,13 @@
 
 namespace harness::output {
 
-// What a sidecar records of a run: its config's name and every backend's run, samples included.
+// What a sidecar records of a run: its config's name, every backend's run, samples included, and
+// what the roofline needs (the ceilings and the step's cost; none in a sidecar without them).
 struct SidecarRuns {
     std::string config_name;
     std::vector<BackendRun> runs;
+    std::vector<Ceilings> ceilings;
+    std::vector<KindCost> step_cost;
 };
 
 struct RunResults {

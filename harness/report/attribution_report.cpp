@@ -134,7 +134,8 @@ std::vector<ProfiledRun> profiles(const output::SidecarRuns& sidecar) {
     std::vector<ProfiledRun> out;
     for (const output::BackendRun& run : sidecar.runs)
         if (run.profile)
-            out.push_back({sidecar.config_name, run.backend, run.stats.median_ms, *run.profile});
+            out.push_back(
+                {sidecar.config_name, run.backend, run.stats.median_ms, *run.profile, run.threads});
     return out;
 }
 

@@ -15,6 +15,7 @@ struct ProfiledRun {
     std::string config, backend;
     double timed_median_ms = 0;  // of the timed steps, for comparison with the profiled ones
     output::Profile profile;     // its error says why it has none
+    int threads = 0;             // the CPU threads it ran on; 0 when not known
 };
 
 // The profiled runs of a result CSV's sidecar (output/run_results.hpp).

@@ -1,5 +1,7 @@
 #include "report/charts.hpp"
 
+#include "report/chart_style.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,25 +27,6 @@ void number_repeats(std::vector<std::string>& labels) {
         if (total[l] > 1) l += " #" + std::to_string(++seen[l]);
 }
 
-// A gnuplot string in double quotes: backslashes and quotes escaped.
-std::string quoted(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c != '\n') out += c;
-    }
-    return out + "\"";
-}
-
-// A file name from a config name: letters, digits, '-', '_' and '.' kept, the rest '_'.
-std::string file_stem(const std::string& config) {
-    std::string s = config.empty() ? "results" : config;
-    for (char& c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-            c = '_';
-    return s;
-}
-
 bool wide_range(double low, double high) {
     return low > 0 && high / low > 20;
 }
@@ -66,41 +49,6 @@ std::map<std::string, LabelledRows> ok_rows_by_config(const std::vector<output::
     }
     for (auto& [config, g] : groups) number_repeats(g.labels);
     return groups;
-}
-
-// One colour per operation kind (output::kOperationKinds) and for the unaccounted rest, the same
-// in every chart and no two alike.
-const char* kind_colour(const std::string& kind) {
-    static const std::map<std::string, const char*> colours = {
-        {"convolution forward", "#1f77b4"},
-        {"convolution backward-data", "#9ecae1"},
-        {"convolution backward-weights", "#17becf"},
-        {"convolution backward (data and weights)", "#393b79"},
-        {"batch norm", "#ff7f0e"},
-        {"ReLU", "#2ca02c"},
-        {"pooling", "#98df8a"},
-        {"upsampling", "#bcbd22"},
-        {"sums", "#9467bd"},
-        {"loss", "#e377c2"},
-        {"optimizer", "#d62728"},
-        {"reorders and copies", "#8c564b"},
-        {"transfers", "#f0e442"},
-        {"other", "#7f7f7f"},
-        {"unaccounted", "#d9d9d9"},
-    };
-    const auto it = colours.find(kind);
-    return it == colours.end() ? "#000000" : it->second;
-}
-
-std::string header(const std::string& name, const std::string& title, int width, int height) {
-    return fmt::format(
-        "# Drawn by `harness report --charts`; redraw with: gnuplot {0}.gp\n"
-        "set terminal svg size {1},{2} dynamic noenhanced font \"sans,12\" background "
-        "rgb \"white\"\n"
-        "set output \"{0}.svg\"\n"
-        "set title {3}\n"
-        "set grid\n",
-        name, width, height, quoted(title));
 }
 
 }  // namespace
@@ -138,20 +86,20 @@ std::vector<Chart> step_time_charts(const std::vector<output::CsvRow>& rows) {
         }
         c.data = data.str();
         const int n = static_cast<int>(members.size());
-        c.script =
-            header(c.name, c.title + " (median; bar: p10-p90; +: min and max)", 900, 120 + 32 * n) +
-            fmt::format(
-                "set xlabel \"ms per step{0}\"\n"
-                "{1}"
-                "set yrange [-0.6:{2}.6] reverse\n"
-                "set offsets graph 0.05, graph 0.05, 0, 0\n"
-                "set key off\n"
-                "plot \"{3}.dat\" using 3:1:4:5:ytic(2) with xerrorbars pt 7 ps 1.2 "
-                "lc rgb \"#1f77b4\", \\\n"
-                "     \"\" using 6:1 with points pt 1 lc rgb \"#555555\", \\\n"
-                "     \"\" using 7:1 with points pt 1 lc rgb \"#555555\"\n",
-                wide_range(low, high) ? " (logarithmic)" : "",
-                wide_range(low, high) ? "set logscale x\n" : "", n - 1, c.name);
+        c.script = chart_header(c.name, c.title + " (median; bar: p10-p90; +: min and max)", 900,
+                                120 + 32 * n) +
+                   fmt::format(
+                       "set xlabel \"ms per step{0}\"\n"
+                       "{1}"
+                       "set yrange [-0.6:{2}.6] reverse\n"
+                       "set offsets graph 0.05, graph 0.05, 0, 0\n"
+                       "set key off\n"
+                       "plot \"{3}.dat\" using 3:1:4:5:ytic(2) with xerrorbars pt 7 ps 1.2 "
+                       "lc rgb \"#1f77b4\", \\\n"
+                       "     \"\" using 6:1 with points pt 1 lc rgb \"#555555\", \\\n"
+                       "     \"\" using 7:1 with points pt 1 lc rgb \"#555555\"\n",
+                       wide_range(low, high) ? " (logarithmic)" : "",
+                       wide_range(low, high) ? "set logscale x\n" : "", n - 1, c.name);
         charts.push_back(std::move(c));
     }
     return charts;
@@ -188,9 +136,10 @@ std::vector<Chart> phase_charts(const std::vector<output::CsvRow>& rows) {
         // Each phase is a box from the end of the phases before it; columns 3-5 are percentages.
         const std::string bar = "($1-0.35):($1+0.35)";
         c.script =
-            header(c.name,
-                   c.title + " (shares of the phase medians; the label gives the step's median)",
-                   900, 140 + 32 * n) +
+            chart_header(
+                c.name,
+                c.title + " (shares of the phase medians; the label gives the step's median)", 900,
+                140 + 32 * n) +
             fmt::format(
                 "set xlabel \"% of the step\"\n"
                 "set xrange [0:100]\n"
@@ -238,7 +187,7 @@ std::vector<Chart> sample_charts(const std::vector<StepSamples>& samples) {
                  << " using 1:2 with linespoints pt 7 ps 0.5 title " << quoted(labels[k]);
         }
         c.data = data.str();
-        c.script = header(c.name, c.title, 900, 500) +
+        c.script = chart_header(c.name, c.title, 900, 500) +
                    fmt::format("set xlabel \"timed step\"\nset ylabel \"ms{}\"\n{}",
                                wide_range(low, high) ? " (logarithmic)" : "",
                                wide_range(low, high) ? "set logscale y\n" : "") +
@@ -295,7 +244,7 @@ std::vector<Chart> attribution_charts(const std::vector<ProfiledRun>& runs) {
             "title \"timed median\"\n",
             kinds.size() + 2);
         const int key_rows = static_cast<int>(kinds.size() + 1 + 2) / 3;
-        c.script = header(c.name, c.title, 900, 460 + 22 * key_rows) +
+        c.script = chart_header(c.name, c.title, 900, 460 + 22 * key_rows) +
                    "set ylabel \"ms per traced step (dot: the timed steps' median)\"\n"
                    "set style data histograms\n"
                    "set style histogram rowstacked\n"

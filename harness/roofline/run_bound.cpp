@@ -17,10 +17,13 @@ void bound_runs(const model::Graph& graph, const hb_optimizer& optimizer,
         if (it == bound_ms.end()) {
             const Ceilings ceilings = measure_ceilings(run.threads);
             provenance.ceilings.push_back(ceilings);
-            const double seconds =
-                step_bound(graph, optimizer.weight_decay != 0, optimizer.momentum != 0, ceilings)
-                    .seconds;
-            it = bound_ms.emplace(run.threads, seconds * 1e3).first;
+            const StepBound step =
+                step_bound(graph, optimizer.weight_decay != 0, optimizer.momentum != 0, ceilings);
+            if (provenance.step_cost.empty())
+                for (const KindBound& k : step.kinds)
+                    provenance.step_cost.push_back(
+                        {k.kind, k.layers, k.cost.flops(), k.cost.bytes(), {}});
+            it = bound_ms.emplace(run.threads, step.seconds * 1e3).first;
         }
         run.bound_ms = it->second;
     }

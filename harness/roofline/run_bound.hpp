@@ -1,6 +1,7 @@
 // Each CPU row of a run against the roofline bound (docs/roofline.md): once the rounds end, the
-// ceilings measured on each thread count an ok CPU row ran on, recorded in the provenance, and
-// each such row's bound_ms, the step's bound at its thread count.
+// ceilings measured on each thread count an ok CPU row ran on, recorded in the provenance with
+// the step's cost by layer kind (its operation kinds left for the caller to name), and each such
+// row's bound_ms, the step's bound at its thread count.
 #pragma once
 
 #include "hb/plugin.h"

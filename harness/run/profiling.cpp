@@ -2,6 +2,7 @@
 
 #include "hb/profile.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -49,6 +50,22 @@ std::string operation_kind(const model::Layer* layer, hb_phase phase) {
             return "loss";
     }
     return "other";
+}
+
+std::vector<std::string> operation_kinds_of(const std::string& layer_kind) {
+    if (layer_kind == "rmsprop") return {operation_kind(nullptr, HB_PHASE_UPDATE)};
+    std::vector<std::string> kinds;
+    for (model::LayerKind k : model::kLayerKinds) {
+        if (layer_kind != model::to_string(k)) continue;
+        model::Layer layer;
+        layer.kind = k;
+        for (hb_phase phase : {HB_PHASE_FORWARD, HB_PHASE_BACKWARD_DATA, HB_PHASE_BACKWARD_WEIGHTS,
+                               HB_PHASE_BACKWARD}) {
+            const std::string kind = operation_kind(&layer, phase);
+            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+        }
+    }
+    return kinds;
 }
 
 output::Operation operation_of(const hb_event& event, const model::Graph& graph) {

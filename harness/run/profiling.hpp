@@ -8,6 +8,7 @@
 #include "output/profile.hpp"
 
 #include <string>
+#include <vector>
 
 namespace harness::run {
 
@@ -21,6 +22,10 @@ struct Profiling {
 // work, otherwise by the kind of the layer (`layer` null for none) and, for a convolution, the
 // phase.
 std::string operation_kind(const model::Layer* layer, hb_phase phase);
+
+// The operation kinds operation_kind gives a layer kind's work (model::to_string(LayerKind)), or
+// the update's for "rmsprop"; none for a name it does not know.
+std::vector<std::string> operation_kinds_of(const std::string& layer_kind);
 
 // `event` with its layer named; throws std::runtime_error for a layer index outside the graph.
 output::Operation operation_of(const hb_event& event, const model::Graph& graph);

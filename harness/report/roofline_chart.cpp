@@ -1,0 +1,160 @@
+#include "report/roofline_chart.hpp"
+
+#include "report/chart_style.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace harness::report {
+
+namespace {
+
+// One per backend, filled shapes first.
+constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
+const std::string kStep = "the step (timed)";
+
+struct Point {
+    std::string kind;
+    double intensity = 0, gflops = 0;
+    std::string colour;
+};
+
+std::vector<Point> points_of(const ProfiledRun& run, const std::vector<output::KindCost>& costs) {
+    std::vector<Point> points;
+    int64_t flops = 0, bytes = 0;
+    for (const output::KindCost& k : costs) {
+        flops += k.flops;
+        bytes += k.bytes;
+        double ms = 0;
+        for (const std::string& op : k.operation_kinds) {
+            const auto it = run.profile.kinds_ms.find(op);
+            if (it != run.profile.kinds_ms.end()) ms += it->second;
+        }
+        if (k.flops <= 0 || k.bytes <= 0 || !(ms > 0) || k.operation_kinds.empty()) continue;
+        points.push_back({k.kind, double(k.flops) / double(k.bytes), double(k.flops) / (ms * 1e6),
+                          kind_colour(k.operation_kinds.front())});
+    }
+    if (flops > 0 && bytes > 0 && run.timed_median_ms > 0)
+        points.push_back({kStep, double(flops) / double(bytes),
+                          double(flops) / (run.timed_median_ms * 1e6), "#000000"});
+    return points;
+}
+
+void keep_best(output::Measured& into, const output::Measured& from) {
+    if (from.best > into.best) into = from;
+}
+
+}  // namespace
+
+std::vector<RooflineMachine> roofline_machines(const std::vector<output::SidecarRuns>& sidecars) {
+    std::vector<RooflineMachine> machines;
+    for (const output::SidecarRuns& s : sidecars) {
+        if (s.step_cost.empty()) continue;
+        auto m = std::find_if(machines.begin(), machines.end(),
+                              [&](const RooflineMachine& r) { return r.config == s.config_name; });
+        if (m == machines.end())
+            m = machines.insert(machines.end(), {s.config_name, {}, s.step_cost});
+        for (const output::Ceilings& c : s.ceilings) {
+            auto it =
+                std::find_if(m->ceilings.begin(), m->ceilings.end(),
+                             [&](const output::Ceilings& o) { return o.threads == c.threads; });
+            if (it == m->ceilings.end()) {
+                m->ceilings.push_back(c);
+                continue;
+            }
+            keep_best(it->flops, c.flops);
+            keep_best(it->bytes, c.bytes);
+        }
+    }
+    return machines;
+}
+
+std::vector<Chart> roofline_charts(const std::vector<ProfiledRun>& runs,
+                                   const std::vector<RooflineMachine>& machines) {
+    const std::vector<ProfiledRun> merged = merge_rounds(runs);
+    std::vector<Chart> charts;
+    for (const RooflineMachine& m : machines)
+        for (const output::Ceilings& c : m.ceilings) {
+            std::vector<std::pair<const ProfiledRun*, std::vector<Point>>> backends;
+            for (const ProfiledRun& r : merged)
+                if (r.config == m.config && r.threads == c.threads)
+                    if (auto points = points_of(r, m.step_cost); !points.empty())
+                        backends.emplace_back(&r, std::move(points));
+            if (backends.empty()) continue;
+            const double peak = c.flops.best / 1e9, bandwidth = c.bytes.best / 1e9;
+            double x_low = peak / bandwidth, x_high = x_low, y_low = peak;
+            Chart chart;
+            chart.name = file_stem(m.config) + "-roofline" +
+                         (m.ceilings.size() > 1 ? fmt::format("-{}t", c.threads) : "");
+            chart.title = fmt::format("{}: each layer kind against the roofline, {} thread{}",
+                                      m.config, c.threads, c.threads == 1 ? "" : "s");
+            std::ostringstream data;
+            data << "# Per backend: each layer kind's FLOPs over the bytes it must move at the "
+                    "least "
+                    "(docs/roofline.md) and over its traced time per step; the whole step's over "
+                    "its timed median\n";
+            std::vector<std::string> kinds;  // in the key, in the step cost's order
+            for (const auto& [run, points] : backends) {
+                data << "# " << run->backend << "\n# kind\tFLOPs per byte\tGFLOP/s\tcolour\n";
+                for (const Point& p : points) {
+                    data << fmt::format("{}\t{:.6g}\t{:.6g}\t{}\n", quoted(p.kind), p.intensity,
+                                        p.gflops, std::stoi(p.colour.substr(1), nullptr, 16));
+                    x_low = std::min(x_low, p.intensity);
+                    x_high = std::max(x_high, p.intensity);
+                    y_low = std::min(y_low, p.gflops);
+                }
+                data << "\n\n";  // one gnuplot data block per backend
+            }
+            for (const output::KindCost& k : m.step_cost)
+                for (const auto& [run, points] : backends)
+                    if (std::any_of(points.begin(), points.end(),
+                                    [&](const Point& p) { return p.kind == k.kind; }) &&
+                        std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end())
+                        kinds.push_back(k.kind);
+            chart.data = data.str();
+            std::string plot =
+                fmt::format("plot ceiling(x) with lines lw 2 lc rgb \"#333333\" title {}",
+                            quoted(fmt::format("roof: {:.1f} GFLOP/s FMA, {:.1f} GB/s triad", peak,
+                                               bandwidth)));
+            for (size_t b = 0; b < backends.size(); ++b)
+                plot += fmt::format(
+                    ", \\\n     {} index {} using 2:3:4 with points pt {} ps 1.4 lc rgb variable "
+                    "notitle",
+                    quoted(chart.name + ".dat"), b, kPointTypes[b % std::size(kPointTypes)]);
+            for (size_t b = 0; b < backends.size(); ++b)
+                plot += fmt::format(
+                    ", \\\n     keyentry with points pt {} ps 1.4 lc rgb \"#555555\" title {}",
+                    kPointTypes[b % std::size(kPointTypes)], quoted(backends[b].first->backend));
+            for (const output::KindCost& k : m.step_cost)
+                if (std::find(kinds.begin(), kinds.end(), k.kind) != kinds.end())
+                    plot += fmt::format(
+                        ", \\\n     keyentry with boxes fill solid 0.8 lc rgb \"{}\" title {}",
+                        kind_colour(k.operation_kinds.front()), quoted(k.kind));
+            plot += fmt::format(
+                ", \\\n     keyentry with boxes fill solid 0.8 lc rgb \"#000000\" title {}\n",
+                quoted(kStep));
+            const int key_entries = 2 + static_cast<int>(backends.size() + kinds.size());
+            chart.script =
+                chart_header(chart.name, chart.title, 900, 560 + 22 * ((key_entries + 2) / 3)) +
+                fmt::format(
+                    "set logscale xy\n"
+                    "set xlabel \"arithmetic intensity (FLOPs per byte moved at the least)\"\n"
+                    "set ylabel \"GFLOP/s (a kind: traced time; the step: timed median)\"\n"
+                    "set xrange [{:.6g}:{:.6g}]\n"
+                    "set yrange [{:.6g}:{:.6g}]\n"
+                    "set samples 400\n"
+                    "set key below horizontal maxcols 3\n"
+                    "F = {:.6g}  # GFLOP/s, float32 FMA, best of {}\n"
+                    "B = {:.6g}  # GB/s, triad, best of {}\n"
+                    "ceiling(x) = B * x < F ? B * x : F\n",
+                    x_low / 2, x_high * 2, y_low / 2, peak * 2, peak, c.flops.repetitions,
+                    bandwidth, c.bytes.repetitions) +
+                plot;
+            charts.push_back(std::move(chart));
+        }
+    return charts;
+}
+
+}  // namespace harness::report
