@@ -42,6 +42,56 @@ std::vector<Point> points_of(const ProfiledRun& run, const std::vector<output::K
     return points;
 }
 
+struct Backend {
+    std::string name;
+    std::vector<Point> points;
+};
+
+std::string data_of(const std::vector<Backend>& backends) {
+    std::string data =
+        "# Per backend: each layer kind's FLOPs over the bytes it must move at the least "
+        "(docs/roofline.md) and over its traced time per step; the whole step's over its timed "
+        "median. A point above the roof is a kind whose work the profile counts in part under "
+        "another kind (a fusion, XLA's clusters); above twice the FMA rate it is off the chart\n";
+    for (const Backend& b : backends) {
+        data += "# " + b.name + "\n# kind\tFLOPs per byte\tGFLOP/s\tcolour\n";
+        for (const Point& p : b.points)
+            data += fmt::format("{}\t{:.6g}\t{:.6g}\t{}\n", quoted(p.kind), p.intensity, p.gflops,
+                                std::stoi(p.colour.substr(1), nullptr, 16));
+        data += "\n\n";  // one gnuplot data block per backend
+    }
+    return data;
+}
+
+// The roof, each backend's block of points, and a key: one shape per backend, one colour per
+// layer kind that has a point, in the step cost's order.
+std::string plot_of(const std::string& name, const std::vector<Backend>& backends,
+                    const std::vector<output::KindCost>& costs) {
+    std::string plot = "plot ceiling(x) with lines lw 2 lc rgb \"#333333\" title \"roof\"";
+    for (size_t b = 0; b < backends.size(); ++b)
+        plot += fmt::format(
+            ", \\\n     {} index {} using 2:3:4 with points pt {} ps 1.4 lc rgb variable notitle",
+            quoted(name + ".dat"), b, kPointTypes[b % std::size(kPointTypes)]);
+    for (size_t b = 0; b < backends.size(); ++b)
+        plot +=
+            fmt::format(", \\\n     keyentry with points pt {} ps 1.4 lc rgb \"#555555\" title {}",
+                        kPointTypes[b % std::size(kPointTypes)], quoted(backends[b].name));
+    const auto has_point = [&](const std::string& kind) {
+        return std::any_of(backends.begin(), backends.end(), [&](const Backend& b) {
+            return std::any_of(b.points.begin(), b.points.end(),
+                               [&](const Point& p) { return p.kind == kind; });
+        });
+    };
+    for (const output::KindCost& k : costs)
+        if (has_point(k.kind))
+            plot +=
+                fmt::format(", \\\n     keyentry with boxes fill solid 0.8 lc rgb \"{}\" title {}",
+                            kind_colour(k.operation_kinds.front()), quoted(k.kind));
+    return plot + fmt::format(
+                      ", \\\n     keyentry with boxes fill solid 0.8 lc rgb \"#000000\" title {}\n",
+                      quoted(kStep));
+}
+
 void keep_best(output::Measured& into, const output::Measured& from) {
     if (from.best > into.best) into = from;
 }
@@ -77,71 +127,40 @@ std::vector<Chart> roofline_charts(const std::vector<ProfiledRun>& runs,
     std::vector<Chart> charts;
     for (const RooflineMachine& m : machines)
         for (const output::Ceilings& c : m.ceilings) {
-            std::vector<std::pair<const ProfiledRun*, std::vector<Point>>> backends;
+            std::vector<Backend> backends;
             for (const ProfiledRun& r : merged)
                 if (r.config == m.config && r.threads == c.threads)
                     if (auto points = points_of(r, m.step_cost); !points.empty())
-                        backends.emplace_back(&r, std::move(points));
+                        backends.push_back({r.backend, std::move(points)});
             if (backends.empty()) continue;
             const double peak = c.flops.best / 1e9, bandwidth = c.bytes.best / 1e9;
-            double x_low = peak / bandwidth, x_high = x_low, y_low = peak;
             Chart chart;
             chart.name = file_stem(m.config) + "-roofline" +
                          (m.ceilings.size() > 1 ? fmt::format("-{}t", c.threads) : "");
-            chart.title = fmt::format("{}: each layer kind against the roofline, {} thread{}",
-                                      m.config, c.threads, c.threads == 1 ? "" : "s");
-            std::ostringstream data;
-            data << "# Per backend: each layer kind's FLOPs over the bytes it must move at the "
-                    "least "
-                    "(docs/roofline.md) and over its traced time per step; the whole step's over "
-                    "its timed median\n";
-            std::vector<std::string> kinds;  // in the key, in the step cost's order
-            for (const auto& [run, points] : backends) {
-                data << "# " << run->backend << "\n# kind\tFLOPs per byte\tGFLOP/s\tcolour\n";
-                for (const Point& p : points) {
-                    data << fmt::format("{}\t{:.6g}\t{:.6g}\t{}\n", quoted(p.kind), p.intensity,
-                                        p.gflops, std::stoi(p.colour.substr(1), nullptr, 16));
+            chart.title = fmt::format(
+                "{}: each layer kind against the roofline ({:.1f} GFLOP/s FMA, {:.1f} GB/s triad, "
+                "{} thread{})",
+                m.config, peak, bandwidth, c.threads, c.threads == 1 ? "" : "s");
+            chart.data = data_of(backends);
+            double x_low = peak / bandwidth, x_high = x_low, y_low = peak;
+            for (const Backend& b : backends)
+                for (const Point& p : b.points) {
                     x_low = std::min(x_low, p.intensity);
                     x_high = std::max(x_high, p.intensity);
                     y_low = std::min(y_low, p.gflops);
                 }
-                data << "\n\n";  // one gnuplot data block per backend
-            }
-            for (const output::KindCost& k : m.step_cost)
-                for (const auto& [run, points] : backends)
-                    if (std::any_of(points.begin(), points.end(),
-                                    [&](const Point& p) { return p.kind == k.kind; }) &&
-                        std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end())
-                        kinds.push_back(k.kind);
-            chart.data = data.str();
-            std::string plot =
-                fmt::format("plot ceiling(x) with lines lw 2 lc rgb \"#333333\" title {}",
-                            quoted(fmt::format("roof: {:.1f} GFLOP/s FMA, {:.1f} GB/s triad", peak,
-                                               bandwidth)));
-            for (size_t b = 0; b < backends.size(); ++b)
-                plot += fmt::format(
-                    ", \\\n     {} index {} using 2:3:4 with points pt {} ps 1.4 lc rgb variable "
-                    "notitle",
-                    quoted(chart.name + ".dat"), b, kPointTypes[b % std::size(kPointTypes)]);
-            for (size_t b = 0; b < backends.size(); ++b)
-                plot += fmt::format(
-                    ", \\\n     keyentry with points pt {} ps 1.4 lc rgb \"#555555\" title {}",
-                    kPointTypes[b % std::size(kPointTypes)], quoted(backends[b].first->backend));
-            for (const output::KindCost& k : m.step_cost)
-                if (std::find(kinds.begin(), kinds.end(), k.kind) != kinds.end())
-                    plot += fmt::format(
-                        ", \\\n     keyentry with boxes fill solid 0.8 lc rgb \"{}\" title {}",
-                        kind_colour(k.operation_kinds.front()), quoted(k.kind));
-            plot += fmt::format(
-                ", \\\n     keyentry with boxes fill solid 0.8 lc rgb \"#000000\" title {}\n",
-                quoted(kStep));
-            const int key_entries = 2 + static_cast<int>(backends.size() + kinds.size());
+            const std::string plot = plot_of(chart.name, backends, m.step_cost);
+            size_t key_entries = 1;  // the roof, then every keyentry
+            for (size_t at = plot.find("keyentry"); at != std::string::npos;
+                 at = plot.find("keyentry", at + 1))
+                ++key_entries;
             chart.script =
-                chart_header(chart.name, chart.title, 900, 560 + 22 * ((key_entries + 2) / 3)) +
+                chart_header(chart.name, chart.title, 900,
+                             540 + 22 * static_cast<int>((key_entries + 2) / 3)) +
                 fmt::format(
                     "set logscale xy\n"
                     "set xlabel \"arithmetic intensity (FLOPs per byte moved at the least)\"\n"
-                    "set ylabel \"GFLOP/s (a kind: traced time; the step: timed median)\"\n"
+                    "set ylabel \"GFLOP/s achieved\"\n"
                     "set xrange [{:.6g}:{:.6g}]\n"
                     "set yrange [{:.6g}:{:.6g}]\n"
                     "set samples 400\n"
