@@ -73,6 +73,34 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
     EXPECT_FALSE(rows[1]["median_ms"].empty());  // timings are kept, but flagged
 }
 
+// A backend whose later steps run on the weights from before the update (a working copy never
+// refreshed) is right at step 1 and reports gradients that its own updates replay consistently:
+// it is caught by what step 2's forward pass decides, its loss and the running statistics after
+// it (tests/fake_plugins/stale_weights.cpp; docs/conformance.md).
+TEST(HarnessCheck, AStepComputedFromStaleWeightsIsCaughtAfterStepOne) {
+    TempDir dir;
+    const std::string config = std::string(HB_TEST_DATA_DIR) + "/perturbed.yaml";
+    auto r = run_harness("check " + config + " --plugin fake_stale_weights --steps 2 --json",
+                         fake_plugins_env() + " XDG_CACHE_HOME=" + (dir / "cache"),
+                         harness::testing::Stderr::discarded);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const auto j = nlohmann::json::parse(r.output);
+    ASSERT_EQ(j["backends"].size(), 1u);
+    const auto& backend = j["backends"][0];
+    EXPECT_EQ(backend["verdict"], "MISMATCH");
+    double after_step_one = 0;
+    for (const auto& d : backend["differences"]) {
+        const std::string quantity = d["quantity"];
+        const double ratio = d["relative"].get<double>() / d["tolerance"].get<double>();
+        if (!d["determined"].get<bool>()) continue;
+        if (quantity == "loss[2]" || quantity.rfind("state ", 0) == 0)
+            after_step_one = std::max(after_step_one, ratio);
+        else
+            EXPECT_LE(ratio, 1) << quantity;  // step 1 and the updates are right
+    }
+    EXPECT_GT(after_step_one, 2) << backend.dump(1);
+}
+
 // The check honours the capability flags: a plugin without HB_CAP_GRADIENTS is not asked for its
 // gradients (this one fails if it is), its losses and state are compared, and the table says what
 // was not; as the baseline, it is refused before any backend runs.
