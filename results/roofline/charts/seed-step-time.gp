@@ -1,0 +1,12 @@
+# Drawn by `harness report --charts`; redraw with: gnuplot seed-step-time.gp
+set terminal svg size 900,408 dynamic noenhanced font "sans,12" background rgb "white"
+set output "seed-step-time.svg"
+set title "seed: time per training step (median; bar: p10-p90; +: min and max)"
+set grid
+set xlabel "ms per step"
+set yrange [-0.6:8.6] reverse
+set offsets graph 0.05, graph 0.05, 0, 0
+set key off
+plot "seed-step-time.dat" using 3:1:4:5:ytic(2) with xerrorbars pt 7 ps 1.2 lc rgb "#1f77b4", \
+     "" using 6:1 with points pt 1 lc rgb "#555555", \
+     "" using 7:1 with points pt 1 lc rgb "#555555"
