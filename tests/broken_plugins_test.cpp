@@ -11,10 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 namespace {
@@ -25,6 +28,32 @@ using harness::plugin_host::PluginLoadError;
 using harness::testing::fake_plugins_env;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
+
+// Every worker runs the binary its run started with: the harness's file rebuilt or deleted while
+// a run goes on changes nothing of the run.
+TEST(HarnessRun, EveryWorkerRunsTheRunsOwnBinaryWhenItsFileIsGone) {
+    TempDir dir;
+    const std::string copy = dir / "harness", config = dir / "slow.yaml";
+    std::filesystem::copy_file(harness::testing::harness_binary(), copy);
+    std::ofstream(config) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 16, "
+                             "batch: 2}\nrun: {warmup: 0, iterations: 10}\nbackends:\n"
+                             "  - {name: first, plugin: fake_slow}\n"
+                             "  - {name: second, plugin: fake_slow}\n";
+    // The second worker starts a second after the run, half a second after the file is gone.
+    const std::string command = fake_plugins_env() + " " + copy + " run " + config + " --output " +
+                                (dir / "o.csv") + " >" + (dir / "log") + " 2>&1 & sleep 0.5; rm " +
+                                copy + "; wait $!";
+    const int status = std::system(command.c_str());
+    std::ifstream log(dir / "log");
+    const std::string output((std::istreambuf_iterator<char>(log)),
+                             std::istreambuf_iterator<char>());
+    ASSERT_TRUE(WIFEXITED(status)) << output;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+    EXPECT_FALSE(std::filesystem::exists(copy));
+    const auto rows = harness::output::read_csv(dir / "o.csv");
+    ASSERT_EQ(rows.size(), 2u) << output;
+    for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok") << output;
+}
 
 TEST(HarnessRun, BrokenBackendsAreReportedAndTheRunGoesOn) {
     TempDir dir;

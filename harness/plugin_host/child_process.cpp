@@ -1,5 +1,7 @@
 #include "plugin_host/child_process.hpp"
 
+#include <boost/dll/runtime_symbol_info.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -52,6 +54,11 @@ bool interrupted() {
 std::string describe_signal(int signal) {
     const char* name = strsignal(signal);
     return "signal " + std::to_string(signal) + " (" + (name ? name : "unknown") + ")";
+}
+
+std::string own_executable() {
+    if (access("/proc/self/exe", X_OK) == 0) return "/proc/self/exe";
+    return boost::dll::program_location().string();
 }
 
 std::string find_executable(const std::string& name) {

@@ -26,6 +26,12 @@ std::string describe_signal(int signal);  // "signal 11 (Segmentation fault)"
 // The path of an executable named `name` in a folder of $PATH, or "" when there is none.
 std::string find_executable(const std::string& name);
 
+// The harness's own executable, to start as a child of this process: /proc/self/exe, which stays
+// this very binary when its file is rebuilt or deleted while a run goes on, so that every worker
+// runs the code its parent runs; the file's path where /proc is not mounted. A launcher such as
+// mpirun needs the path: /proc/self/exe would be its own.
+std::string own_executable();
+
 class ChildProcess {
 public:
     // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited

@@ -7,8 +7,6 @@
 #include "plugin_host/plugin_search.hpp"
 #include "plugin_host/scratch_dir.hpp"
 
-#include <boost/dll/runtime_symbol_info.hpp>
-
 #include <fstream>
 
 namespace harness::plugin_host {
@@ -99,8 +97,7 @@ nlohmann::json describe_plugin_file(const fs::path& file) {
 nlohmann::json describe_in_child(const fs::path& file, double timeout_s) {
     const ScratchDir scratch_dir("harness-describe");
     const fs::path out = scratch_dir.path() / (file.filename().string() + ".json");
-    ChildProcess child(
-        {boost::dll::program_location().string(), "__describe", file.string(), out.string()});
+    ChildProcess child({own_executable(), "__describe", file.string(), out.string()});
     ExitInfo exit = child.wait(timeout_s);
     nlohmann::json description;
     if (exit.exit_code == 0 && !exit.signaled && !exit.timed_out && fs::exists(out)) {

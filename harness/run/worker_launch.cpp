@@ -8,11 +8,11 @@
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <nlohmann/json.hpp>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -93,7 +93,8 @@ private:
 plugin_host::ExitInfo run_child(const config::RunConfig& config, const WorkerJob& job,
                                 double timeout_s, const std::string& mpirun,
                                 ProgressLine* progress) {
-    const std::string harness = boost::dll::program_location().string();
+    const std::string harness =
+        mpirun.empty() ? plugin_host::own_executable() : boost::dll::program_location().string();
     const int death_signal = mpirun.empty() ? SIGKILL : SIGTERM;
     EventPipe events;
     const std::string job_file = job_path_of(job.result_path);
