@@ -8,9 +8,9 @@
 #include "plugin_host/child_process.hpp"
 #include "report/attribution_report.hpp"
 #include "report/charts.hpp"
-#include "report/roofline_chart.hpp"
 #include "report/explain_report.hpp"
 #include "report/markdown_report.hpp"
+#include "report/roofline.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -73,7 +73,7 @@ int report_command(const ReportArgs& args) {
     std::vector<report::StepSamples> samples;
     std::vector<report::ProfiledRun> profiles;
     std::vector<output::SidecarRuns> sidecars;  // for the roofline's ceilings and step cost
-    std::vector<std::string> without_sidecar;  // whose runs the sidecar's charts leave out
+    std::vector<std::string> without_sidecar;   // whose runs the sidecar's charts leave out
     try {
         std::vector<NamedFile> inputs, destinations;
         for (const auto& csv : args.csvs) {
@@ -114,9 +114,12 @@ int report_command(const ReportArgs& args) {
     }
     std::string markdown = report::markdown_report(files, {args.baseline, args.attainable_gflops});
     if (args.explain) markdown += report::explain_report(files);
-    for (const std::string& by : args.by)
+    for (const std::string& by : args.by) {
         markdown += report::attribution_report(
             profiles, by == "layer" ? report::Attribution::layer : report::Attribution::kind);
+        if (by == "kind")
+            markdown += report::roofline_report(profiles, report::roofline_machines(sidecars));
+    }
     if (!args.charts.empty()) {
         std::vector<report::Chart> charts = report::step_time_charts(rows);
         for (auto& c : report::phase_charts(rows)) charts.push_back(std::move(c));

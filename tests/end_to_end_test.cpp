@@ -237,7 +237,7 @@ TEST(EndToEnd, EachCpuRowIsMeasuredAgainstTheRooflineBound) {
     std::ofstream(yaml) << "model: {stacks: 1, features: 8, depth: 1, joints: 2, input_size: 16, "
                            "batch: 2}\nrun: {warmup: 0, iterations: 2}\n"
                            "backends:\n  - {plugin: reference, options: {threads: 1}}\n";
-    const auto r = run_harness("run " + yaml + " --output " + (dir / "o.csv"));
+    const auto r = run_harness("run " + yaml + " --profile-steps 1 --output " + (dir / "o.csv"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("of bound"), std::string::npos) << r.output;
     const auto rows = harness::output::read_csv(dir / "o.csv");
@@ -257,6 +257,11 @@ TEST(EndToEnd, EachCpuRowIsMeasuredAgainstTheRooflineBound) {
     EXPECT_EQ(cost[0]["kind"], "conv2d");
     EXPECT_EQ(cost[7]["kind"], "rmsprop");
     EXPECT_EQ(cost[7]["operation_kinds"], nlohmann::json::array({"optimizer"}));
+    // `harness report --by kind` sets each layer kind's profiled time against them.
+    const auto report = run_harness("report " + (dir / "o.csv") + " --by kind");
+    EXPECT_NE(report.output.find("## bound: each layer kind against its roofline bound, 1 thread"),
+              std::string::npos)
+        << report.output;
 }
 
 TEST(EndToEnd, AnUnknownOrIllTypedPluginOptionIsAConfigErrorAtItsPlace) {

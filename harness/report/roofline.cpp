@@ -1,6 +1,7 @@
-#include "report/roofline_chart.hpp"
+#include "report/roofline.hpp"
 
 #include "report/chart_style.hpp"
+#include "report/markdown_cells.hpp"
 
 #include <fmt/format.h>
 
@@ -21,17 +22,28 @@ struct Point {
     std::string colour;
 };
 
+// A layer kind's traced time per step: its operation kinds' in the profile.
+double kind_ms(const output::Profile& profile, const output::KindCost& kind) {
+    double ms = 0;
+    for (const std::string& op : kind.operation_kinds) {
+        const auto it = profile.kinds_ms.find(op);
+        if (it != profile.kinds_ms.end()) ms += it->second;
+    }
+    return ms;
+}
+
+// A layer kind's bound in ms: its FLOPs and bytes taken together.
+double kind_bound_ms(const output::KindCost& kind, const output::Ceilings& c) {
+    return 1e3 * std::max(double(kind.flops) / c.flops.best, double(kind.bytes) / c.bytes.best);
+}
+
 std::vector<Point> points_of(const ProfiledRun& run, const std::vector<output::KindCost>& costs) {
     std::vector<Point> points;
     int64_t flops = 0, bytes = 0;
     for (const output::KindCost& k : costs) {
         flops += k.flops;
         bytes += k.bytes;
-        double ms = 0;
-        for (const std::string& op : k.operation_kinds) {
-            const auto it = run.profile.kinds_ms.find(op);
-            if (it != run.profile.kinds_ms.end()) ms += it->second;
-        }
+        const double ms = kind_ms(run.profile, k);
         if (k.flops <= 0 || k.bytes <= 0 || !(ms > 0) || k.operation_kinds.empty()) continue;
         points.push_back({k.kind, double(k.flops) / double(k.bytes), double(k.flops) / (ms * 1e6),
                           kind_colour(k.operation_kinds.front())});
@@ -174,6 +186,60 @@ std::vector<Chart> roofline_charts(const std::vector<ProfiledRun>& runs,
             charts.push_back(std::move(chart));
         }
     return charts;
+}
+
+std::string roofline_report(const std::vector<ProfiledRun>& runs,
+                            const std::vector<RooflineMachine>& machines) {
+    const std::vector<ProfiledRun> merged = merge_rounds(runs);
+    std::string out;
+    for (const RooflineMachine& m : machines)
+        for (const output::Ceilings& c : m.ceilings) {
+            std::vector<const ProfiledRun*> group;
+            for (const ProfiledRun& r : merged)
+                if (r.config == m.config && r.threads == c.threads) group.push_back(&r);
+            if (group.empty()) continue;
+            out += fmt::format(
+                "\n## {}: each layer kind against its roofline bound, {} thread{}\n\n"
+                "Milliseconds per profiled step, the mean of the profiled steps (rounds merged), "
+                "and "
+                "in brackets how far above the kind's bound: max(its FLOPs / {:.1f} GFLOP/s, its "
+                "bytes / {:.1f} GB/s), the kind taken as a whole, a little under the sum of its "
+                "layers' bounds that the run's *of bound* sums where its layers differ in which "
+                "ceiling binds (docs/roofline.md). A kind that a backend fuses into another is "
+                "counted under that one; *outside the kinds* is the "
+                "profiled step's rest (reorders, copies, the framework's own time).\n\n",
+                m.config, c.threads, c.threads == 1 ? "" : "s", c.flops.best / 1e9,
+                c.bytes.best / 1e9);
+            std::string head = "| layer kind | bound |", rule = "|---|--:|";
+            for (const ProfiledRun* r : group) {
+                head += " " + cell(r->backend) + " |";
+                rule += "--:|";
+            }
+            out += head + "\n" + rule + "\n";
+            const auto against = [](double ms, double bound) {
+                return fmt::format(" {:.1f} ({:+.1f}) |", ms, ms - bound);
+            };
+            double step_bound = 0;
+            for (const output::KindCost& k : m.step_cost) {
+                const double bound = kind_bound_ms(k, c);
+                step_bound += bound;
+                std::string row = fmt::format("| {} | {:.1f} |", k.kind, bound);
+                for (const ProfiledRun* r : group) row += against(kind_ms(r->profile, k), bound);
+                out += row + "\n";
+            }
+            std::string rest = "| outside the kinds | 0 |",
+                        step = fmt::format("| **step (profiled)** | {:.1f} |", step_bound);
+            std::string timed = fmt::format("| step (timed, median) | {:.1f} |", step_bound);
+            for (const ProfiledRun* r : group) {
+                double kinds = 0;
+                for (const output::KindCost& k : m.step_cost) kinds += kind_ms(r->profile, k);
+                rest += against(r->profile.step_ms - kinds, 0);
+                step += against(r->profile.step_ms, step_bound);
+                timed += against(r->timed_median_ms, step_bound);
+            }
+            out += rest + "\n" + step + "\n" + timed + "\n";
+        }
+    return out;
 }
 
 }  // namespace harness::report

@@ -1,6 +1,7 @@
-// `harness report --charts`' roofline (docs/roofline.md): per config and thread count, each
+// `harness report`'s roofline (docs/roofline.md), per config and thread count: with --charts, each
 // profiled backend's layer kinds as points, arithmetic intensity against the rate achieved, under
-// the two ceilings the run measured, in the attribution chart's colours.
+// the two ceilings the run measured, in the attribution chart's colours; with --by kind, each layer
+// kind's profiled time against its bound.
 #pragma once
 
 #include "output/run_results.hpp"
@@ -27,5 +28,11 @@ std::vector<RooflineMachine> roofline_machines(const std::vector<output::Sidecar
 // whose config and thread count have ceilings.
 std::vector<Chart> roofline_charts(const std::vector<ProfiledRun>& runs,
                                    const std::vector<RooflineMachine>& machines);
+
+// Per config and thread count with ceilings and profiles: a Markdown table of each layer kind's
+// bound and each backend's traced time per step with its excess over that bound, then the rest of
+// the profiled step, the profiled step and the timed median, each against the step's bound.
+std::string roofline_report(const std::vector<ProfiledRun>& runs,
+                            const std::vector<RooflineMachine>& machines);
 
 }  // namespace harness::report

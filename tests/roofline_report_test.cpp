@@ -1,6 +1,6 @@
 // The roofline chart of `harness report --charts` (docs/roofline.md): each profiled backend's layer
 // kinds as points under the ceilings the run measured. Drawing it is tested end to end.
-#include "report/roofline_chart.hpp"
+#include "report/roofline.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,6 +76,23 @@ TEST(RooflineCharts, NoneWithoutAStepCostOrAProfileOnItsThreads) {
     ProfiledRun failed = profiled("onednn", 2);
     failed.profile.error = "plugin cannot profile";
     EXPECT_TRUE(harness::report::roofline_charts({failed}, {machine()}).empty());
+}
+
+TEST(RooflineReport, EachKindsTracedTimeAgainstItsBound) {
+    const std::string report =
+        harness::report::roofline_report({profiled("onednn", 2), profiled("slow", 1)}, {machine()});
+    EXPECT_TRUE(contains(report, "## hg: each layer kind against its roofline bound, 2 threads"))
+        << report;
+    EXPECT_TRUE(contains(report, "| layer kind | bound | onednn |\n")) << report;  // not `slow`
+    // Convolutions: 40 GFLOP at 100 GFLOP/s, 400 ms, traced 500; sums: 1 GB at 10 GB/s, 100 ms,
+    // traced 250; ReLU: 0.5 GB, 50 ms, not traced; the rest of the 900 ms step: 150.
+    EXPECT_TRUE(contains(report, "| conv2d | 400.0 | 500.0 (+100.0) |")) << report;
+    EXPECT_TRUE(contains(report, "| add | 100.0 | 250.0 (+150.0) |")) << report;
+    EXPECT_TRUE(contains(report, "| relu | 50.0 | 0.0 (-50.0) |")) << report;
+    EXPECT_TRUE(contains(report, "| outside the kinds | 0 | 150.0 (+150.0) |")) << report;
+    EXPECT_TRUE(contains(report, "| **step (profiled)** | 550.0 | 900.0 (+350.0) |")) << report;
+    EXPECT_TRUE(contains(report, "| step (timed, median) | 550.0 | 1000.0 (+450.0) |")) << report;
+    EXPECT_EQ(harness::report::roofline_report({profiled("onednn", 2)}, {}), "");
 }
 
 TEST(RooflineMachines, EachThreadCountsBestCeilingsOverTheSidecars) {
