@@ -42,6 +42,8 @@ void print_plugin(const nlohmann::json& p) {
             if (s.type == HB_OPTION_INT) values = fmt::format("{}..{}", s.min, s.max);
             if (s.type == HB_OPTION_CHOICE) values = fmt::format("{}", fmt::join(s.choices, "|"));
             if (!s.default_value.empty()) values += "; default " + s.default_value;
+            if (s.effect == HB_OPTION_CHANGES_TIMING) values += "; timing only";
+            if (!s.checked_on.empty()) values += "; checked on " + s.checked_on;
             options += (options.empty() ? "" : ", ") + s.key + " (" + values + ")";
         }
         std::cout << "  options: " << (options.empty() ? "none" : options) << "\n";

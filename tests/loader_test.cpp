@@ -110,6 +110,28 @@ TEST(PluginLibrary, LoadsAndRunsAPluginOfAnOlderMinorVersion) {
 // A plugin built against ABI 2.4 declares its options in 2.4's shorter hb_option_spec, without
 // defaults: the harness reads each at the plugin's stride, lists them without a default, and checks
 // a config against them.
+// Options declared before ABI 2.6 said what they change are read as changing the step: the suite
+// checks each of their values.
+TEST(PluginLibrary, ReadsTheOptionsOfAnAbi25PluginAsChangingTheStep) {
+    PluginLibrary library = PluginLibrary::load(fake("abi_2_5"));
+    EXPECT_EQ(library.api().api_version, (2u << 16) | 5u);
+    EXPECT_LT(library.info().option_size, sizeof(hb_option_spec));
+    const auto specs = library.declared_options();
+    ASSERT_TRUE(specs);
+    ASSERT_EQ(specs->size(), 3u);
+    for (const auto& s : *specs) {
+        EXPECT_EQ(s.effect, HB_OPTION_CHANGES_STEP) << s.key;
+        EXPECT_EQ(s.checked_on, "") << s.key;
+    }
+    // Today's SDK declares `threads` as changing the timing alone.
+    const auto reference =
+        PluginLibrary::load(std::string(HB_PLUGIN_DIR) + "/hb_reference.so").declared_options();
+    ASSERT_TRUE(reference);
+    for (const auto& s : *reference)
+        EXPECT_EQ(s.effect, s.key == "threads" ? HB_OPTION_CHANGES_TIMING : HB_OPTION_CHANGES_STEP)
+            << s.key;
+}
+
 TEST(PluginLibrary, ReadsTheOptionsOfAnAbi24PluginWithoutDefaults) {
     PluginLibrary library = PluginLibrary::load(fake("abi_2_4"));
     EXPECT_EQ(library.api().api_version, (2u << 16) | 4u);
@@ -267,6 +289,5 @@ TEST(HarnessList, JsonOutputIsParseable) {
     auto j = nlohmann::json::parse(r.output);
     EXPECT_GE(j["plugins"].size(), 10u);
 }
-
 
 }  // namespace

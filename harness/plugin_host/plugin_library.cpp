@@ -181,6 +181,8 @@ std::optional<std::vector<hb::OptionSpec>> PluginLibrary::declared_options() con
         for (int32_t k = 0; k < c.num_choices; ++k) s.choices.emplace_back(c.choices[k]);
         s.description = c.description ? c.description : "";
         s.default_value = c.default_value ? c.default_value : "";  // ABI 2.5
+        s.effect = c.effect;  // ABI 2.6: zero, changes the step, at an older stride
+        s.checked_on = c.checked_on ? c.checked_on : "";
         specs.push_back(std::move(s));
     }
     return specs;

@@ -50,6 +50,8 @@ nlohmann::json options_json(const std::vector<hb::OptionSpec>& specs) {
         }
         if (s.type == HB_OPTION_CHOICE) o["choices"] = s.choices;
         if (!s.default_value.empty()) o["default"] = s.default_value;
+        o["effect"] = s.effect == HB_OPTION_CHANGES_TIMING ? "timing" : "step";
+        if (!s.checked_on.empty()) o["checked_on"] = s.checked_on;
         options.push_back(o);
     }
     return options;
@@ -141,6 +143,9 @@ std::optional<std::vector<hb::OptionSpec>> declared_options(const nlohmann::json
         if (o.contains("choices")) s.choices = o["choices"].get<std::vector<std::string>>();
         s.description = o.value("description", "");
         s.default_value = o.value("default", "");
+        s.effect = o.value("effect", "step") == "timing" ? HB_OPTION_CHANGES_TIMING
+                                                         : HB_OPTION_CHANGES_STEP;
+        s.checked_on = o.value("checked_on", "");
         specs.push_back(std::move(s));
     }
     return specs;

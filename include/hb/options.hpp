@@ -30,6 +30,11 @@ struct OptionSpec {
     // value says (the description says what, and the plugin reads has() first).
     // since ABI 2.5
     std::string default_value;
+    // What its values change, and the shipped check config that exercises them ("" for
+    // check.yaml): `harness check --suite` checks each value of a boolean or choice option that
+    // changes the step there (since ABI 2.6; timing_only() and checked_on() below set them).
+    hb_option_effect effect = HB_OPTION_CHANGES_STEP;
+    std::string checked_on{};
 };
 
 // Each takes its default, or std::nullopt when unset means something no value says.
@@ -66,10 +71,22 @@ inline OptionSpec math_option(const std::vector<Math>& modes, std::string descri
     return choice_option("math", words, words.front(), std::move(description));
 }
 
-// The `threads` option every CPU backend takes: unset, one per hardware thread.
+// `spec`, declared to change only how fast the step runs, never what it computes.
+inline OptionSpec timing_only(OptionSpec spec) {
+    spec.effect = HB_OPTION_CHANGES_TIMING;
+    return spec;
+}
+// `spec`, whose values the suite checks on the shipped check config `config` ("check-seed").
+inline OptionSpec checked_on(OptionSpec spec, std::string config) {
+    spec.checked_on = std::move(config);
+    return spec;
+}
+
+// The `threads` option every CPU backend takes: unset, one per hardware thread. It changes only
+// the timing: a backend whose step depends on its thread count declares its own.
 inline OptionSpec threads_option() {
-    return int_option("threads", 1, 1024, std::nullopt,
-                      "threads of the CPU kernels (unset: one per hardware thread)");
+    return timing_only(int_option("threads", 1, 1024, std::nullopt,
+                                  "threads of the CPU kernels (unset: one per hardware thread)"));
 }
 
 // A boolean option's value: true, false, 1, 0, on, off, yes or no. False when it is none of them.

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define HB_API_VERSION_MAJOR 2
-#define HB_API_VERSION_MINOR 5
+#define HB_API_VERSION_MINOR 6
 #define HB_API_VERSION ((uint32_t)((HB_API_VERSION_MAJOR << 16) | HB_API_VERSION_MINOR))
 #define HB_API_MAJOR(v) ((uint32_t)(v) >> 16)
 #define HB_API_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -323,6 +323,12 @@ typedef enum hb_option_type {
     HB_OPTION_CHOICE = 2 /* one of `choices` */
 } hb_option_type;
 
+/* ABI 2.6: what a value of an option other than its default changes. */
+typedef enum hb_option_effect {
+    HB_OPTION_CHANGES_STEP = 0,  /* what the step computes (its kernels, their order, precision) */
+    HB_OPTION_CHANGES_TIMING = 1 /* only how fast the same step runs (threads, say) */
+} hb_option_effect;
+
 typedef struct hb_option_spec {
     const char* key;
     hb_option_type type;
@@ -333,6 +339,12 @@ typedef struct hb_option_spec {
     /* ABI 2.5: the value the option takes when a config does not set it, as a config writes it;
      * NULL when unset means something no value says (the description says what). */
     const char* default_value;
+    /* ABI 2.6: what the option's values change (HB_OPTION_CHANGES_STEP, also for a plugin built
+     * before), and the shipped check config, by its name without ".yaml" ("check-seed"), whose
+     * model and data exercise them; NULL for "check". `harness check --suite` checks each value
+     * of a boolean or choice option that changes the step on that config. */
+    hb_option_effect effect;
+    const char* checked_on;
 } hb_option_spec;
 
 typedef struct hb_plugin_info {

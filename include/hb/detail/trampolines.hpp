@@ -173,7 +173,8 @@ struct InfoStore {
             options.push_back({o.key.c_str(), o.type, o.min, o.max,
                                static_cast<int32_t>(choices[i].size()), choices[i].data(),
                                o.description.c_str(),
-                               o.default_value.empty() ? nullptr : o.default_value.c_str()});
+                               o.default_value.empty() ? nullptr : o.default_value.c_str(),
+                               o.effect, o.checked_on.empty() ? nullptr : o.checked_on.c_str()});
         }
         const bool declared = !info.options.empty() || info.takes_no_options;
         c.option_size = declared ? sizeof(hb_option_spec) : 0;

@@ -1,10 +1,11 @@
-// A plugin built against ABI 2.4's header (tests/abi/2.4, kept as it was released): it declares
-// options in 2.4's shorter hb_option_spec, without defaults. The harness reads them at the stride
-// the plugin gives, shows them, and checks a config against them; its sessions only describe it.
+// A plugin built against an older ABI header, kept as it was released: tests/abi/2.4 (options in
+// 2.4's shorter hb_option_spec, without defaults) or tests/abi/2.5 (without what the options
+// change), HB_FIXTURE_MINOR says which. The harness reads its options at the stride the plugin
+// gives, shows them, and checks a config against them; its sessions only describe it.
 #include "hb/plugin.h"
 
-static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == 4,
-              "built against the ABI 2.4 header (tests/abi/2.4)");
+static_assert(HB_API_VERSION_MAJOR == 2 && HB_API_VERSION_MINOR == HB_FIXTURE_MINOR,
+              "built against an older ABI header (tests/abi/2.HB_FIXTURE_MINOR)");
 
 namespace {
 
@@ -21,7 +22,7 @@ hb_plugin_info make_info() {
     info.struct_size = sizeof(hb_plugin_info);
     info.name = "fake";
     info.version = "0.0.1";
-    info.description = "test fixture built against ABI 2.4";
+    info.description = "test fixture built against an older ABI";
     info.num_devices = 1;
     info.devices = kDevices;
     info.option_size = sizeof(hb_option_spec);
