@@ -184,8 +184,9 @@ int main_cli(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     report_cmd->add_option("--output", report.output, "Write the Markdown here (default: stdout)");
     report_cmd->add_option("--charts", report.charts,
-                           "Draw SVG charts (and their gnuplot scripts and data) in this folder "
-                           "and link them from the Markdown; needs gnuplot");
+                           "Draw SVG charts (and their gnuplot scripts and data) in this folder, "
+                           "the roofline's among them, and link them from the Markdown; needs "
+                           "gnuplot");
     report_cmd->add_flag("--explain", report.explain,
                          "Add a table: what each entry's one change from its base entry (the "
                          "first of its plugin and device) costs, in ms and %");
@@ -193,8 +194,9 @@ int main_cli(int argc, char** argv) {
     report_cmd
         ->add_option("--by", report.by,
                      "Add a table from the profiles of `harness run --profile` or --trace: "
-                     "ms per step per operation kind with the unaccounted rest (kind), or the "
-                     "ten layers whose times differ most between backends (layer)")
+                     "ms per step per operation kind with the unaccounted rest, then each layer "
+                     "kind against its roofline bound (kind), or the ten layers whose times "
+                     "differ most between backends (layer)")
         ->check(CLI::IsMember({"kind", "layer"}));
 
     PublishArgs publish;

@@ -114,19 +114,18 @@ int report_command(const ReportArgs& args) {
     }
     std::string markdown = report::markdown_report(files, {args.baseline, args.attainable_gflops});
     if (args.explain) markdown += report::explain_report(files);
+    const std::vector<report::RooflineMachine> machines = report::roofline_machines(sidecars);
     for (const std::string& by : args.by) {
         markdown += report::attribution_report(
             profiles, by == "layer" ? report::Attribution::layer : report::Attribution::kind);
-        if (by == "kind")
-            markdown += report::roofline_report(profiles, report::roofline_machines(sidecars));
+        if (by == "kind") markdown += report::roofline_report(profiles, machines);
     }
     if (!args.charts.empty()) {
         std::vector<report::Chart> charts = report::step_time_charts(rows);
         for (auto& c : report::phase_charts(rows)) charts.push_back(std::move(c));
         for (auto& c : report::sample_charts(samples)) charts.push_back(std::move(c));
         for (auto& c : report::attribution_charts(profiles)) charts.push_back(std::move(c));
-        for (auto& c : report::roofline_charts(profiles, report::roofline_machines(sidecars)))
-            charts.push_back(std::move(c));
+        for (auto& c : report::roofline_charts(profiles, machines)) charts.push_back(std::move(c));
         const fs::path markdown_folder =
             args.output.empty() ? fs::current_path() : fs::absolute(args.output).parent_path();
         for (const auto& csv : without_sidecar) {

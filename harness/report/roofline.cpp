@@ -2,11 +2,11 @@
 
 #include "report/chart_style.hpp"
 #include "report/markdown_cells.hpp"
+#include "roofline/step_bound.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <sstream>
 
 namespace harness::report {
 
@@ -32,9 +32,12 @@ double kind_ms(const output::Profile& profile, const output::KindCost& kind) {
     return ms;
 }
 
-// A layer kind's bound in ms: its FLOPs and bytes taken together.
+// A layer kind's bound in ms: its FLOPs and bytes taken together (roofline::bound_of).
 double kind_bound_ms(const output::KindCost& kind, const output::Ceilings& c) {
-    return 1e3 * std::max(double(kind.flops) / c.flops.best, double(kind.bytes) / c.bytes.best);
+    roofline::Cost cost;
+    cost.forward_flops = kind.flops;
+    cost.forward_bytes = kind.bytes;
+    return 1e3 * roofline::bound_of(cost, c).seconds;
 }
 
 std::vector<Point> points_of(const ProfiledRun& run, const std::vector<output::KindCost>& costs) {
