@@ -74,10 +74,11 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
 }
 
 // A backend whose later steps run on the weights from before the update (a working copy never
-// refreshed) is right at step 1 and reports gradients that its own updates replay consistently:
-// it is caught by what step 2's forward pass decides, its loss and the running statistics after
-// it (tests/fake_plugins/stale_weights.cpp; docs/conformance.md).
-TEST(HarnessCheck, AStepComputedFromStaleWeightsIsCaughtAfterStepOne) {
+// refreshed) is right at step 1 and reports gradients that its own updates replay consistently.
+// Its step-2 gradients, against the baseline's computed from the backend's own state after step
+// 1, are off by thousands of tolerances; its loss[2] by a few
+// (tests/fake_plugins/stale_weights.cpp; docs/conformance.md "Step k").
+TEST(HarnessCheck, AStepComputedFromStaleWeightsIsCaughtByItsGradients) {
     TempDir dir;
     const std::string config = std::string(HB_TEST_DATA_DIR) + "/perturbed.yaml";
     auto r = run_harness("check " + config + " --plugin fake_stale_weights --steps 2 --json",
@@ -88,17 +89,41 @@ TEST(HarnessCheck, AStepComputedFromStaleWeightsIsCaughtAfterStepOne) {
     ASSERT_EQ(j["backends"].size(), 1u);
     const auto& backend = j["backends"][0];
     EXPECT_EQ(backend["verdict"], "MISMATCH");
-    double after_step_one = 0;
+    double step_two_gradients = 0, loss_two = 0;
+    int compared = 0;
     for (const auto& d : backend["differences"]) {
         const std::string quantity = d["quantity"];
         const double ratio = d["relative"].get<double>() / d["tolerance"].get<double>();
         if (!d["determined"].get<bool>()) continue;
-        if (quantity == "loss[2]" || quantity.rfind("state ", 0) == 0)
-            after_step_one = std::max(after_step_one, ratio);
-        else
+        if (quantity.rfind("gradient[2] ", 0) == 0) {
+            ++compared;
+            step_two_gradients = std::max(step_two_gradients, ratio);
+        } else if (quantity == "loss[2]") {
+            loss_two = ratio;
+        } else if (quantity.rfind("state ", 0) != 0) {
             EXPECT_LE(ratio, 1) << quantity;  // step 1 and the updates are right
+        }
     }
-    EXPECT_GT(after_step_one, 2) << backend.dump(1);
+    EXPECT_GT(compared, 0) << backend.dump(1);
+    EXPECT_GT(step_two_gradients, 100) << backend.dump(1);
+    EXPECT_GT(step_two_gradients, 100 * loss_two) << backend.dump(1);
+}
+
+// Step 2 from a backend's own states is computed once for each distinct states: two entries of
+// one plugin that differ only in where the batches come from share it.
+TEST(HarnessCheck, EntriesWithTheSameStatesShareTheirLaterSteps) {
+    TempDir dir;
+    const auto r = run_harness("check " + std::string(HB_SOURCE_DIR) +
+                                   "/configs/check-tiny.yaml --backends reference,reference-host",
+                               "cd " + dir.path().string() + " &&");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference: steps 2 to 2 from its own states, in the baseline and the "
+                            "ensemble\n"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("reference-host: steps 2 to 2 from its own states, as reference's\n"),
+              std::string::npos)
+        << r.output;
 }
 
 // The check honours the capability flags: a plugin without HB_CAP_GRADIENTS is not asked for its
@@ -263,6 +288,7 @@ TEST(HarnessCheckLayers, AConfigurationsCaptureHoldsItsOwnTensorsAndItsProbes) {
             for (const auto& t : harness::model::unit_graph(model, u).tensors) {
                 if (t.trainable()) {
                     expected.insert("gradient " + t.name);
+                    expected.insert("gradient[2] " + t.name);
                     expected.insert("update " + t.name);
                 } else {
                     expected.insert("state-1 " + t.name);

@@ -78,6 +78,21 @@ TEST(CheckReporters, TheTableAndTheJsonShowEveryBackendWithItsVerdict) {
     EXPECT_EQ(j["baseline"]["losses"], nlohmann::json({1.25, 1.125}));
 }
 
+// The bounds line names each kind of quantity once, each later step's gradients apart from step
+// 1's and every loss together.
+TEST(CheckReporters, TheBoundsLineHoldsEachStepsGradientsApart) {
+    auto capture = sample_capture();
+    capture.anchored = capture.anchored_baseline = {capture.gradients};
+    auto outcome = sample_outcome();
+    outcome.checks[0].comparison = compare(capture, capture, tolerance_for(hb::Math::fp32));
+    std::ostringstream table;
+    harness::check::CheckTableReporter(table).report(sample_request(), outcome);
+    const std::string t = table.str();
+    EXPECT_NE(t.find("bounds (relative): loss 0.0001, gradient 0.002, gradient[2] 0.002, state "),
+              std::string::npos)
+        << t;
+}
+
 TEST(CheckReporters, TheTablesBackendColumnFitsTheLongestName) {
     auto outcome = sample_outcome();
     outcome.checks[1].run.backend = "tensorflow-fused-device";

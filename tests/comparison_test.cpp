@@ -1,8 +1,8 @@
 // Conformance: the comparison itself, with its tolerances, the rounding-noise ensemble and the
 // updates replayed on a backend's own gradients.
+#include "check/comparison.hpp"
 #include "check/check_json_reporter.hpp"
 #include "check/check_table_reporter.hpp"
-#include "check/comparison.hpp"
 #include "check/layer_check.hpp"
 #include "config/config.hpp"
 #include "harness_process.hpp"
@@ -30,8 +30,8 @@ namespace {
 using harness::check::compare;
 using harness::check::StepCapture;
 using harness::check::tolerance_for;
-using harness::testing::sample_capture;
 using harness::testing::run_harness;
+using harness::testing::sample_capture;
 using harness::testing::TempDir;
 
 TEST(Comparison, IdenticalCapturesPass) {
@@ -174,8 +174,10 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     EXPECT_EQ(tolerance_for(hb::Math::tf32).significand_bits, 11);
     EXPECT_EQ(tolerance_for(hb::Math::fp16).significand_bits, 11);
     EXPECT_EQ(tolerance_for(hb::Math::bf16).significand_bits, 8);
-    EXPECT_LT(tolerance_for(hb::Math::fp32).gradient_floor, tolerance_for(hb::Math::tf32).gradient_floor);
-    EXPECT_LT(tolerance_for(hb::Math::tf32).gradient_floor, tolerance_for(hb::Math::bf16).gradient_floor);
+    EXPECT_LT(tolerance_for(hb::Math::fp32).gradient_floor,
+              tolerance_for(hb::Math::tf32).gradient_floor);
+    EXPECT_LT(tolerance_for(hb::Math::tf32).gradient_floor,
+              tolerance_for(hb::Math::bf16).gradient_floor);
 
     // A gradient that is zero in exact arithmetic holds bf16-sized noise in a bf16 backend: 0.4%
     // of the largest gradient fails float32's and TF32's floors and passes bf16's.
@@ -219,7 +221,8 @@ TEST(Comparison, InFloat32TheEnsembleAloneSetsTheTolerance) {
     }
     candidate.gradients["conv.weight"][3] = baseline.gradients.at("conv.weight")[3] * (1 + 1e-4f);
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble).pass);
-    EXPECT_TRUE(compare(candidate, baseline, tolerance_for(hb::Math::fp32)).pass);  // the fixed 2e-3
+    EXPECT_TRUE(
+        compare(candidate, baseline, tolerance_for(hb::Math::fp32)).pass);  // the fixed 2e-3
     EXPECT_TRUE(compare(candidate, baseline, tolerance_for(hb::Math::tf32), &ensemble).pass);
 
     // Where no member moved a quantity, the tolerance is kNoiseFactor float32 roundings of it:
@@ -232,6 +235,39 @@ TEST(Comparison, InFloat32TheEnsembleAloneSetsTheTolerance) {
     EXPECT_NEAR(result.differences.front().resolution, std::ldexp(1.0, -24), 1e-12);
     candidate.losses[0] = baseline.losses[0] * (1 + 1e-6);
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble).pass);
+}
+
+// Step k's gradients are compared where both sides computed them from the same state: a backend's
+// own against the baseline's from the backend's state, each tensor within kNoiseFactor times the
+// spread of members that computed it from the baseline's state.
+TEST(Comparison, LaterStepsGradientsAreComparedFromASharedState) {
+    const auto baseline = sample_capture();
+    const auto step2 = baseline.gradients;
+    auto candidate = baseline;
+    candidate.anchored = candidate.anchored_baseline = {step2};
+    std::vector<StepCapture> ensemble(2, candidate);
+    ensemble[0].anchored[0]["conv.weight"][3] *= 1 + 1e-5f;
+    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    EXPECT_TRUE(result.pass);
+    int later = 0;
+    for (const auto& d : result.differences)
+        if (d.quantity.rfind("gradient[2] ", 0) == 0) {
+            ++later;
+            if (d.quantity == "gradient[2] conv.weight") {
+                EXPECT_NEAR(d.tolerance, harness::check::kNoiseFactor * 1e-5, 1e-7);
+            }
+        }
+    EXPECT_EQ(later, static_cast<int>(step2.size()));
+
+    candidate.anchored[0]["conv.weight"][3] *= 1 + 1e-3f;
+    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    EXPECT_FALSE(result.pass);
+    EXPECT_EQ(result.worst_relative()->quantity, "gradient[2] conv.weight");
+
+    candidate.anchored.clear();
+    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    EXPECT_FALSE(result.pass);
+    EXPECT_NE(result.problem.find("gradient[2]"), std::string::npos) << result.problem;
 }
 
 // A quantity the ensemble moves by half its size or more is undetermined: counted, not a mismatch

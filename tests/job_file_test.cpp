@@ -27,7 +27,7 @@ TEST(JobFile, RoundTripsTheConfigTheEntryAndTheJob) {
     job.options = {{"threads", "3"}};
     job.overrides.iterations = 4;
     job.result_path = "/somewhere/r.json";
-    job.capture = harness::run::Capture{"/somewhere/capture"};
+    job.capture = harness::run::Capture{"/somewhere/capture", "/somewhere/else", 2};
     job.unit = 2;
     const auto [read, read_job] = harness::run::job_from_json(harness::run::job_json(config, job));
     EXPECT_EQ(read.name, config.name);
@@ -49,6 +49,8 @@ TEST(JobFile, RoundTripsTheConfigTheEntryAndTheJob) {
     EXPECT_EQ(read_job.result_path, job.result_path);
     ASSERT_TRUE(read_job.capture);
     EXPECT_EQ(read_job.capture->dir, "/somewhere/capture");
+    EXPECT_EQ(read_job.capture->anchor, "/somewhere/else");
+    EXPECT_EQ(read_job.capture->anchored, 2);
     EXPECT_EQ(read_job.unit, 2);
     EXPECT_THROW(harness::run::job_from_json({{"config", 1}}), std::runtime_error);
 }

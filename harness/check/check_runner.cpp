@@ -1,9 +1,11 @@
 #include "check/check_runner.hpp"
 
+#include "config/sha256.hpp"
 #include "data/dump.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
 #include "model/layer_units.hpp"
+#include "output/csv_reader.hpp"
 #include "plugin_host/child_process.hpp"
 #include "plugin_host/library_output.hpp"
 #include "plugin_host/scratch_dir.hpp"
@@ -50,6 +52,25 @@ run::WorkerJob ensemble_job(const CheckRequest& request, int m, int bits) {
     return job;
 }
 
+// The trainable tensors' gradients in DIR/<prefix>k/ for each k from 2 while that folder exists
+// (up to `last`).
+std::vector<std::map<std::string, std::vector<float>>> later_gradients(const model::Graph& graph,
+                                                                       const fs::path& dir,
+                                                                       const std::string& prefix,
+                                                                       size_t last) {
+    std::vector<std::map<std::string, std::vector<float>>> steps;
+    for (size_t k = 2; k <= last && fs::exists(dir / (prefix + std::to_string(k))); ++k) {
+        const fs::path folder = dir / (prefix + std::to_string(k));
+        auto& step = steps.emplace_back();
+        for (const auto& t : graph.tensors) {
+            std::vector<int64_t> shape;
+            if (t.trainable())
+                step[t.name] = data::read_npy((folder / (t.name + ".npy")).string(), &shape);
+        }
+    }
+    return steps;
+}
+
 StepCapture read_capture(const model::Graph& graph, const output::BackendRun& run,
                          const fs::path& dir) {
     StepCapture capture;
@@ -74,15 +95,7 @@ StepCapture read_capture(const model::Graph& graph, const output::BackendRun& ru
         std::vector<int64_t> shape;
         capture.input_gradient = data::read_npy((dir / "input-gradient.npy").string(), &shape);
     }
-    for (size_t k = 2; gradients && k <= run.losses.size(); ++k) {
-        const fs::path folder = dir / ("gradient-" + std::to_string(k));
-        auto& later = capture.later_gradients.emplace_back();
-        for (const auto& t : graph.tensors) {
-            std::vector<int64_t> shape;
-            if (t.trainable())
-                later[t.name] = data::read_npy((folder / (t.name + ".npy")).string(), &shape);
-        }
-    }
+    capture.later_gradients = later_gradients(graph, dir, "gradient-", run.losses.size());
     return capture;
 }
 
@@ -100,6 +113,95 @@ std::string baseline_problem(const config::RunConfig& config, const output::Back
     return "";
 }
 
+// Steps 2 to K once more, each from a backend's own state after the step before, in the baseline
+// and in each member of the ensemble (docs/conformance.md "Step k"): computed once for each
+// distinct states (one library under two entries gives the same bytes).
+class AnchoredSteps {
+public:
+    AnchoredSteps(const config::RunConfig& config, const model::Graph& graph,
+                  const CheckRequest& request, const run::WorkerJob& base, int& later)
+        : config_(config), graph_(graph), request_(request), base_(base), later_(later) {}
+
+    // Pairs the backend's own later gradients with the baseline's from its states, and each
+    // member's from its states with the baseline's (the ensemble at `bits`); returns what failed,
+    // and then pairs nothing.
+    std::string pair(int bits, const fs::path& dir, const std::string& name, StepCapture& actual,
+                     std::vector<StepCapture>& members) {
+        const auto key = std::pair{bits, states_digest(dir)};
+        auto found = computed_.find(key);
+        if (found == computed_.end())
+            found = computed_.emplace(key, compute(bits, dir, name)).first;
+        else
+            std::fprintf(stderr, "%s: steps 2 to %d from its own states, as %s's\n", name.c_str(),
+                         request_.steps, found->second.backend.c_str());
+        const Computed& steps = found->second;
+        if (!steps.problem.empty()) return steps.problem;
+        actual.anchored = actual.later_gradients;
+        actual.anchored_baseline = steps.baseline;
+        for (size_t m = 0; m < members.size(); ++m) {
+            members[m].anchored = steps.members.at(m);
+            members[m].anchored_baseline = steps.baseline;
+        }
+        return "";
+    }
+
+private:
+    using Gradients = std::vector<std::map<std::string, std::vector<float>>>;  // steps 2, 3, ...
+    struct Computed {
+        Gradients baseline;
+        std::vector<Gradients> members;
+        std::string problem;
+        std::string backend;  // whose states they started from
+    };
+
+    Computed compute(int bits, const fs::path& dir, const std::string& name) {
+        std::fprintf(stderr,
+                     "%s: steps 2 to %d from its own states, in the baseline and the ensemble\n",
+                     name.c_str(), request_.steps);
+        Computed out;
+        out.backend = name;
+        const auto from_backend = [&](run::WorkerJob job, const std::string& who) {
+            job.capture = run::Capture{"", dir.string(), request_.steps - 1};
+            const fs::path at = dir / "anchored" / who;
+            const output::BackendRun run =
+                run_capture(config_, job, 0, at, request_.progress,
+                            fmt::format("{} from {}'s states", who, name), std::max(0, --later_));
+            if (out.problem.empty())
+                out.problem = baseline_problem(
+                    config_, run, run::timeout_of(config_, run::entry_for(config_, job)));
+            return later_gradients(graph_, at, "anchored-", request_.steps);
+        };
+        out.baseline = from_backend(base_, "baseline");
+        for (int m = 0; m < kEnsembleSize && out.problem.empty() && !plugin_host::interrupted();
+             ++m)
+            out.members.push_back(
+                from_backend(ensemble_job(request_, m, bits), fmt::format("member-{}", m + 1)));
+        if (plugin_host::interrupted()) out.problem = "interrupted";
+        return out;
+    }
+
+    // One digest of the backend's states after each step but the last.
+    std::string states_digest(const fs::path& dir) const {
+        std::string bytes;
+        for (int k = 1; k < request_.steps; ++k) {
+            std::vector<fs::path> files;
+            for (const auto& f : fs::directory_iterator(dir / ("state-" + std::to_string(k))))
+                files.push_back(f.path());
+            std::sort(files.begin(), files.end());
+            for (const auto& f : files)
+                bytes += f.filename().string() + '\0' + output::read_text(f.string());
+        }
+        return config::sha256_hex(bytes);
+    }
+
+    const config::RunConfig& config_;
+    const model::Graph& graph_;
+    const CheckRequest& request_;
+    const run::WorkerJob& base_;
+    int& later_;
+    std::map<std::pair<int, std::string>, Computed> computed_;  // by bits and states digest
+};
+
 }  // namespace
 
 std::map<std::string, std::string> ensemble_member_options(int m, int bits) {
@@ -111,7 +213,10 @@ output::BackendRun run_capture(const config::RunConfig& config, run::WorkerJob j
                                const std::string& label, int later_captures) {
     job.overrides = {0, steps};
     job.result_path = (dir / "result.json").string();
-    job.capture = run::Capture{dir.string()};
+    run::Capture capture = job.capture.value_or(run::Capture{});
+    capture.dir = dir.string();
+    job.capture = capture;
+    steps += capture.anchored;  // for the progress line
     fs::create_directories(dir);
     const config::BackendEntry entry = run::entry_for(config, job);
     if (progress && progress->enabled()) {
@@ -145,11 +250,13 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     const run::WorkerJob base = baseline_job(config, request);
     std::fprintf(stderr, "baseline %s: %d steps\n", request.baseline.c_str(), request.steps);
     // Captures still to come after each, for the progress line's estimate.
-    int later = kEnsembleSize + static_cast<int>(request.entries.size());
+    int later = kEnsembleSize + static_cast<int>(request.entries.size()) *
+                                    (request.steps > 1 ? kEnsembleSize + 2 : 1);
     outcome.baseline = run_capture(config, base, request.steps, scratch.path() / "baseline",
                                    request.progress, "baseline " + request.baseline, --later);
-    outcome.baseline_problem = baseline_problem(
-        config, outcome.baseline, run::timeout_of(config, run::entry_for(config, base)));
+    const config::BackendEntry entry_of_base = run::entry_for(config, base);
+    outcome.baseline_problem =
+        baseline_problem(config, outcome.baseline, run::timeout_of(config, entry_of_base));
     if (!outcome.baseline_problem.empty()) return outcome;
     const StepCapture expected = read_capture(graph, outcome.baseline, scratch.path() / "baseline");
     if (expected.gradients.empty()) {
@@ -174,8 +281,9 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         if (auto it = ensembles.find(bits); it != ensembles.end()) return &it->second;
         std::vector<StepCapture> members;
         for (int m = 0; m < kEnsembleSize && !plugin_host::interrupted(); ++m) {
-            std::fprintf(stderr, "rounding-noise ensemble, %d significand bits: member %d of %d, "
-                                 "%d steps\n",
+            std::fprintf(stderr,
+                         "rounding-noise ensemble, %d significand bits: member %d of %d, "
+                         "%d steps\n",
                          bits, m + 1, kEnsembleSize, request.steps);
             const run::WorkerJob job = ensemble_job(request, m, bits);
             const fs::path dir = scratch.path() / fmt::format("ensemble-{}-{}", bits, m);
@@ -183,8 +291,8 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
                 run_capture(config, job, request.steps, dir, request.progress,
                             fmt::format("ensemble member {} of {}", m + 1, kEnsembleSize),
                             std::max(0, --later));
-            outcome.baseline_problem = baseline_problem(
-                config, run, run::timeout_of(config, run::entry_for(config, job)));
+            outcome.baseline_problem =
+                baseline_problem(config, run, run::timeout_of(config, run::entry_for(config, job)));
             if (!outcome.baseline_problem.empty()) {
                 outcome.baseline_problem = "rounding-noise ensemble: " + outcome.baseline_problem;
                 return nullptr;
@@ -194,6 +302,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         return &ensembles.emplace(bits, std::move(members)).first->second;
     };
     if (!ensemble_at(24)) return outcome;
+    AnchoredSteps anchored(config, graph, request, base, later);
 
     for (int index : request.entries) {
         const int* base_entry = std::get_if<int>(&base.backend);
@@ -213,8 +322,17 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
                 request.unit >= 0 ? layer_tolerance_for(math) : tolerance_for(math);
             const std::vector<StepCapture>* ensemble = ensemble_at(tolerance.significand_bits);
             if (!ensemble) return outcome;
-            check.comparison = compare(read_capture(graph, check.run, dir), expected, tolerance,
-                                       ensemble, &replay);
+            StepCapture actual = read_capture(graph, check.run, dir);
+            std::vector<StepCapture> members = *ensemble;
+            const std::string problem =
+                actual.later_gradients.empty()
+                    ? ""
+                    : anchored.pair(tolerance.significand_bits, dir, name, actual, members);
+            check.comparison = compare(actual, expected, tolerance, &members, &replay);
+            if (!problem.empty())
+                check.comparison.not_compared.push_back(
+                    fmt::format("gradient[2] to gradient[{}]: from the backend's states, {}",
+                                request.steps, problem));
             if (!check.comparison.pass) check.run.status = output::Status::mismatch;
         }
         outcome.checks.push_back(std::move(check));

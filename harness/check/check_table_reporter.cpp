@@ -21,16 +21,17 @@ void write_out_of_bounds(std::ostream& out, const Comparison& cmp, const std::st
                 d.noise > 0 ? d.relative / d.noise : 0.0, d.max_abs);
 }
 
-// The bound each kind of quantity was held to ("loss", "gradient", "gradient input", "state-1",
-// "update", "state"), as the range over its determined quantities, in the order they were
-// compared.
+// The bound each kind of quantity was held to ("loss", "gradient", "gradient input",
+// "gradient[2]", ..., "state-1", "update", "state"), as the range over its determined
+// quantities, in the order they were compared.
 std::string bounds_line(const Comparison& cmp) {
     std::vector<std::pair<std::string, std::pair<double, double>>> kinds;
     for (const auto& d : cmp.differences) {
         if (!d.determined) continue;
-        const std::string kind = d.quantity == "gradient input"
-                                     ? d.quantity
-                                     : d.quantity.substr(0, d.quantity.find_first_of(" ["));
+        const std::string kind = d.quantity == "gradient input" ? d.quantity
+                                 : d.quantity.rfind("loss[", 0) == 0
+                                     ? "loss"
+                                     : d.quantity.substr(0, d.quantity.find(' '));
         auto it = std::find_if(kinds.begin(), kinds.end(),
                                [&](const auto& k) { return k.first == kind; });
         if (it == kinds.end()) {
@@ -92,8 +93,8 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
         }
         const Difference* rel = cmp.worst_relative();
         out_ << fmt::format("{:<{}} {:<7} {:<5} {:<9} {:>10.3g} {:>10.3g} {:>8.2g}  {:<44} {}\n",
-                            c.run.backend, name_width, c.run.device, c.run.math_word(), verdict_of(c),
-                            rel ? rel->relative : 0.0, rel ? rel->noise : 0.0,
+                            c.run.backend, name_width, c.run.device, c.run.math_word(),
+                            verdict_of(c), rel ? rel->relative : 0.0, rel ? rel->noise : 0.0,
                             rel ? rel->ratio() : 0.0, rel ? rel->quantity : "",
                             cmp.tolerance.label);
         out_ << "    bounds (relative): " << bounds_line(cmp) << "\n";
@@ -101,8 +102,7 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
             out_ << fmt::format(
                 "    {} quantit{} undetermined in {} (the ensemble's spread at "
                 "least {:.2g} of their size, or a tolerance of {:.2g} of it; in the JSON)\n",
-                n, n == 1 ? "y" : "ies", c.run.math_word(), kUndeterminedSpread,
-                kJudgingTolerance);
+                n, n == 1 ? "y" : "ies", c.run.math_word(), kUndeterminedSpread, kJudgingTolerance);
         if (!cmp.pass) write_out_of_bounds(out_, cmp, "");
         for (const auto& n : cmp.not_compared) out_ << "    not compared: " << n << "\n";
     }

@@ -228,6 +228,20 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
         }
     }
 
+    for (size_t k = 0; k < candidate.anchored_baseline.size(); ++k) {
+        const auto& expected = candidate.anchored_baseline[k];
+        if (k >= candidate.anchored.size()) {
+            out.problem = "gradient[" + std::to_string(k + 2) + "] missing from the capture";
+            return out;
+        }
+        double largest = 0;
+        for (const auto& kv : expected) largest = std::max(largest, max_magnitude(kv.second));
+        if (!compare_tensors("gradient[" + std::to_string(k + 2) + "]", candidate.anchored[k],
+                             expected, {}, tolerance.gradient_floor * largest, tolerance.gradient,
+                             tolerance.significand_bits, out))
+            return out;
+    }
+
     // The running statistics after step 1: they depend on its forward pass alone, not on which
     // way RMSProp moved a parameter whose gradient is within rounding of zero.
     for (const auto& [name, expected] : baseline.first_state) {

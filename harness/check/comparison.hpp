@@ -25,6 +25,12 @@ struct StepCapture {
     // Every tensor after step 1, where the capture has it (the BN running statistics are
     // compared there too: they depend on step 1's forward pass alone).
     std::map<std::string, std::vector<float>> first_state;
+    // The gradients of steps 2, 3, ... from a state both sides share (docs/conformance.md "Step
+    // k"): this implementation's (`anchored`) and the baseline's (`anchored_baseline`), step k of
+    // both computed from the same state after step k - 1 and on step k's batch: the backend's
+    // state. A backend's are its own later_gradients; an ensemble member's are its own computed
+    // from the backend's states. Empty where the check has none (one step, or no gradients).
+    std::vector<std::map<std::string, std::vector<float>>> anchored, anchored_baseline;
 };
 
 // What every backend started from: with it, each trainable tensor's state after the last step is
@@ -39,7 +45,7 @@ std::vector<double> replay_rmsprop(const hb_optimizer& optimizer, const std::vec
                                    const std::vector<const std::vector<float>*>& gradients);
 
 struct Tolerance {
-    std::string label;                         // "fp32 strict", "tf32 (reduced precision)", ...
+    std::string label;  // "fp32 strict", "tf32 (reduced precision)", ...
     // Fixed relative tolerances: without an ensemble, and for "update" quantities (`state`).
     double loss = 0, gradient = 0, state = 0;
     bool reduced_precision = false;
@@ -114,6 +120,13 @@ constexpr double kJudgingTolerance = 1.0;
 // bits), because some gradients are zero in exact arithmetic (a conv bias feeding a batchnorm)
 // and then both sides only hold rounding noise that cannot agree in relative terms.
 //
+// Step k's gradients (k > 1) are "gradient[k] <name>", `anchored` against `anchored_baseline`,
+// each against a floor from the largest of that step's baseline gradients. Taken from the same
+// state, they are as well-conditioned as step 1's; on each side's own trajectory they would not
+// be (RMSProp's first update moves a parameter by the sign of its gradient, which rounding does
+// not determine where the gradient is near zero). How well-conditioned depends on the state, so
+// the ensemble's members compute them from the backend's state too.
+//
 // The state after the last step is measured against how far it moved, not against its size, so
 // that a tensor left un-updated is an error of 100% whatever its values:
 //
@@ -139,8 +152,8 @@ constexpr double kJudgingTolerance = 1.0;
 // kNoiseFactor times that spread, or times the format's resolution where the spread is finer, and
 // at least the math mode's fixed tolerance where Tolerance::floors_with_ensemble says so. A
 // quantity whose spread reaches kUndeterminedSpread, or whose tolerance reaches kJudgingTolerance,
-// is undetermined: reported with its spread, not a pass nor a mismatch. "update" quantities take no noise: they compare the backend with
-// itself, within the fixed `state` tolerance.
+// is undetermined: reported with its spread, not a pass nor a mismatch. "update" quantities take no
+// noise: they compare the backend with itself, within the fixed `state` tolerance.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
                    const Tolerance& tolerance, const std::vector<StepCapture>* ensemble = nullptr,
                    const UpdateReplay* replay = nullptr);

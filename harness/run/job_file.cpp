@@ -87,7 +87,8 @@ nlohmann::json job_json(const config::RunConfig& config, const WorkerJob& job) {
               {"progress_fd", job.progress_fd},
               {"profile_steps", job.profiling.steps},
               {"trace_dir", job.profiling.trace_dir}};
-    if (job.capture) j["capture"] = job.capture->dir;
+    if (const auto& c = job.capture)
+        j["capture"] = {{"dir", c->dir}, {"anchor", c->anchor}, {"anchored", c->anchored}};
     if (const auto& t = job.layer_timing)
         j["layer_timing"] = {{"units", t->units},
                              {"repetitions", t->repetitions},
@@ -136,7 +137,12 @@ std::pair<config::RunConfig, WorkerJob> job_from_json(const nlohmann::json& in) 
         job.progress_fd = j.at("progress_fd").get<int>();
         job.profiling.steps = j.at("profile_steps").get<int>();
         job.profiling.trace_dir = j.at("trace_dir").get<std::string>();
-        if (j.contains("capture")) job.capture = Capture{j.at("capture").get<std::string>()};
+        if (j.contains("capture")) {
+            const json& capture = j.at("capture");
+            job.capture =
+                Capture{capture.at("dir").get<std::string>(),
+                        capture.at("anchor").get<std::string>(), capture.at("anchored").get<int>()};
+        }
         if (j.contains("layer_timing")) {
             const json& t = j.at("layer_timing");
             job.layer_timing =

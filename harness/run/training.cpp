@@ -149,6 +149,19 @@ void Training::write_tensors(const std::string& dir, const std::string& which,
                             graph.tensors[i].shape, out[i]);
 }
 
+void Training::load_tensors(const std::string& folder) {
+    for (size_t i = 0; i < graph.tensors.size(); ++i) {
+        const model::Tensor& t = graph.tensors[i];
+        std::vector<int64_t> shape;
+        const std::string path = (std::filesystem::path(folder) / (t.name + ".npy")).string();
+        state[i] = data::read_npy(path, &shape);
+        if (state[i].size() != static_cast<size_t>(t.elements()))
+            throw std::runtime_error(fmt::format("{}: {} elements, {} has {}", path,
+                                                 state[i].size(), t.name, t.elements()));
+    }
+    session->load_state(pointers(state).data());
+}
+
 void Training::write_input_gradient(const std::string& dir) {
     const model::Value& input = graph.values[static_cast<size_t>(graph.input)];
     data::HostTensor gradient(static_cast<size_t>(model::elements(input.shape)));
@@ -162,9 +175,10 @@ bool time_steps(Training& training, output::BackendRun& run,
                 const std::function<void(int, bool)>& step, const std::function<bool()>& stop) {
     const int total = run.warmup + run.iterations;
     int done = 0;
-    auto phase_of = [&](int k) { return k < run.warmup ? StepEvent{"warmup", k, run.warmup}
-                                                       : StepEvent{"timed", k - run.warmup,
-                                                                   run.iterations}; };
+    auto phase_of = [&](int k) {
+        return k < run.warmup ? StepEvent{"warmup", k, run.warmup}
+                              : StepEvent{"timed", k - run.warmup, run.iterations};
+    };
     send_step_event(phase_of(0));
     while (done < total && !stop()) {
         const bool timed = done >= run.warmup;

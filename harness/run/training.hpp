@@ -62,6 +62,8 @@ struct Training {
     // `which` unless given).
     void write_tensors(const std::string& dir, const std::string& which,
                        const std::string& folder_name = "");
+    // Loads every tensor from FOLDER/<name>.npy (as write_tensors wrote them) into the session.
+    void load_tensors(const std::string& folder);
     // Writes the last step's input gradient as DIR/input-gradient.npy (only where
     // `input_gradient`).
     void write_input_gradient(const std::string& dir);

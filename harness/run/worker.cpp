@@ -19,9 +19,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <new>
 #include <optional>
 #include <tuple>
@@ -145,22 +147,34 @@ void profile_steps(Training& training, bool can_profile, const config::RunConfig
     }
 }
 
-// A conformance run: `run.iterations` steps, no warm-up; the gradients of step 1 (`gradient/`)
-// and of each later step k (`gradient-k/`, both where the plugin gives them), the input's gradient
-// of step 1 (`input-gradient.npy`, where the plugin gives it), the state after step 1 (`state-1/`)
-// and after the last step are written under `tensors_dir`.
-void capture_steps(Training& training, output::BackendRun& run, const std::string& tensors_dir) {
-    send_step_event({"capture", 0, run.iterations});
+// A conformance run (Capture): `run.iterations` steps, no warm-up; the gradients of step 1
+// (`gradient/`) and of each later step k (`gradient-k/`, both where the plugin gives them), the
+// input's gradient of step 1 (`input-gradient.npy`, where the plugin gives it), the state after
+// each step k but the last (`state-k/`) and after the last (`state/`) are written under
+// `capture.dir`; then the steps anchored on another capture's states (`anchored-k/`).
+void capture_steps(Training& training, output::BackendRun& run, const Capture& capture) {
+    const int total = run.iterations + capture.anchored;
+    send_step_event({"capture", 0, total});
     for (int k = 0; k < run.iterations; ++k) {
         training.step(k, true, run);
-        send_step_event({"capture", k + 1, run.iterations, run.samples_ms.back()});
+        send_step_event({"capture", k + 1, total, run.samples_ms.back()});
         if (training.gradients)
-            training.write_tensors(tensors_dir, "gradient",
+            training.write_tensors(capture.dir, "gradient",
                                    k == 0 ? "gradient" : "gradient-" + std::to_string(k + 1));
-        if (k == 0 && training.input_gradient) training.write_input_gradient(tensors_dir);
-        if (k == 0) training.write_tensors(tensors_dir, "state", "state-1");
+        if (k == 0 && training.input_gradient) training.write_input_gradient(capture.dir);
+        if (k + 1 < run.iterations)
+            training.write_tensors(capture.dir, "state", "state-" + std::to_string(k + 1));
     }
-    training.write_tensors(tensors_dir, "state");
+    training.write_tensors(capture.dir, "state");
+    for (int k = 2; k <= capture.anchored + 1 && training.gradients; ++k) {
+        training.load_tensors(
+            (std::filesystem::path(capture.anchor) / ("state-" + std::to_string(k - 1))).string());
+        const StepClock clock;
+        const hb_step_result r = training.session->step((k - 1) % training.batch_count);
+        if (!std::isfinite(r.loss)) run.nonfinite_loss = true;
+        send_step_event({"capture", run.iterations + k - 1, total, clock.wall_ms()});
+        training.write_tensors(capture.dir, "gradient", "anchored-" + std::to_string(k));
+    }
     training.finish(run);
 }
 
@@ -225,7 +239,7 @@ output::BackendRun run_job(const config::RunConfig& config, const WorkerJob& job
         Training training(std::move(graph), config, entry, library, run, job.capture.has_value(),
                           job.capture.has_value());
         if (job.capture) {
-            capture_steps(training, run, job.capture->dir);
+            capture_steps(training, run, *job.capture);
         } else {
             const bool stopped = time_steps(
                 training, run, [&](int k, bool timed) { training.step(k, timed, run); },

@@ -25,9 +25,13 @@ struct PluginDefaults {
 };
 
 // A conformance capture instead of a timed run: `overrides.iterations` steps without warm-up,
-// the gradients after step 1 and the state after the last step written into `dir` as .npy files.
+// their gradients and the state after each written into `dir` as .npy files. Then, with an
+// `anchor` (another capture's dir), steps 2 to `anchored` + 1 once more, step k from the state
+// that capture had after step k - 1 and on step k's batch: their gradients as `anchored-k/`.
 struct Capture {
     std::string dir;
+    std::string anchor;
+    int anchored = 0;
 };
 
 // `harness layers` (docs/layers.md): the model's whole step and each of its layer configurations
