@@ -4,12 +4,14 @@
 #include "check/suite.hpp"
 #include "config/config.hpp"
 #include "harness_process.hpp"
+#include "hb/options.hpp"
 #include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -52,6 +54,48 @@ TEST(Suite, ItsConfigKeepsEverySectionButTheBackendsWhichAreThePluginAlone) {
     }
 }
 
+// Each value but the default of a boolean or choice option that changes the step is a part, on the
+// config the option names; a timing option and an integer one are said to be left, with why.
+TEST(Suite, EachValueOfAnOptionThatChangesTheStepIsAPartOnItsConfig) {
+    const auto parts = harness::check::option_parts(
+        {hb::threads_option(), hb::bool_option("fuse", true, ""),
+         hb::checked_on(hb::choice_option("feed", {"a", "b", "c"}, "b", ""), "check-seed"),
+         hb::bool_option("either", std::nullopt, ""), hb::int_option("n", 1, 4, 1, "")},
+        kConfigs);
+    std::vector<std::string> labels;
+    for (const auto& p : parts.parts) {
+        labels.push_back(p.label);
+        ASSERT_TRUE(p.option);
+        EXPECT_FALSE(p.layers);
+        EXPECT_EQ(p.label.substr(p.label.find(' ') + 1), p.option->first + "=" + p.option->second);
+    }
+    EXPECT_EQ(labels, (std::vector<std::string>{"check fuse=false", "check-seed feed=a",
+                                                "check-seed feed=c", "check either=true",
+                                                "check either=false"}));
+    EXPECT_EQ(parts.parts[0].config, kConfigs / "check.yaml");
+    EXPECT_EQ(parts.parts[1].config, kConfigs / "check-seed.yaml");
+    EXPECT_EQ(parts.not_run, (std::vector<std::string>{"threads (timing only)", "n (an integer)"}));
+    EXPECT_THROW(harness::check::option_parts(
+                     {hb::checked_on(hb::bool_option("x", false, ""), "check-nosuch")}, kConfigs),
+                 std::invalid_argument);
+}
+
+// A value the plugin answers HB_UNSUPPORTED to on this device (TensorFlow's nchw on the CPU) is
+// not implemented here: the part is SKIPPED, saying so, not FAILED.
+TEST(Suite, AValueThePluginRefusesHereIsSkippedNotFailed) {
+    harness::check::CheckOutcome outcome;
+    harness::check::BackendCheck refused;
+    refused.run.status = harness::output::Status::failed;
+    refused.run.unsupported = true;
+    refused.run.message = "tensorflow: create_session: option 'layout': nchw is not supported";
+    outcome.checks = {refused};
+    const auto result = harness::check::part_result(outcome);
+    EXPECT_EQ(result.verdict, "SKIPPED");
+    EXPECT_EQ(result.detail, "refused: " + refused.run.message);
+    outcome.checks[0].run.unsupported = false;
+    EXPECT_EQ(harness::check::part_result(outcome).verdict, "FAILED");
+}
+
 TEST(Suite, ANameThatIsNoPluginsOrNoDevicesIsRefused) {
     const auto config = harness::config::load_config((kConfigs / "check-tiny.yaml").string());
     EXPECT_NO_THROW(with_backend(config, {"tutorial", "cpu"}));
@@ -83,6 +127,39 @@ TEST(HarnessCheckSuite, TheSameExecutorWithoutTheDefectIsConformant) {
     EXPECT_NE(good.output.find("defect_none on cpu: CONFORMANT (all 8 parts pass)"),
               std::string::npos)
         << good.output;
+}
+
+// A defect behind an option's value other than its default passes every part with the defaults,
+// and fails the part that sets that value, on the config the option names.
+TEST(HarnessCheckSuite, ADefectBehindAnOptionsValueIsNotConformant) {
+    const auto bad =
+        run_harness("check --suite defect_bn_epsilon_behind_option --quiet",
+                    harness::testing::fake_plugins_env(), harness::testing::Stderr::discarded);
+    EXPECT_EQ(bad.exit_code, 1) << bad.output;
+    EXPECT_NE(bad.output.find("defect_bn_epsilon_behind_option on cpu: NOT CONFORMANT (check-tiny "
+                              "approximate_batchnorm=true MISMATCH; 8 of 9 parts pass)"),
+              std::string::npos)
+        << bad.output;
+    EXPECT_NE(bad.output.find("  option values checked: approximate_batchnorm=true\n"),
+              std::string::npos)
+        << bad.output;
+    EXPECT_NE(bad.output.find("  options not checked: threads (timing only)\n"), std::string::npos)
+        << bad.output;
+}
+
+// check-seed feeds each batch from host memory; a plugin that cannot take it from there runs
+// that part with its batches on the device, and the suite says so.
+TEST(HarnessCheckSuite, APluginWithoutHostPlacementRunsCheckSeedOnTheDevice) {
+    const auto r =
+        run_harness("check --suite fake_good --quiet", harness::testing::fake_plugins_env(),
+                    harness::testing::Stderr::discarded);
+    EXPECT_NE(r.exit_code, 2) << r.output;
+    const size_t line = r.output.find("\n  check-seed ");
+    ASSERT_NE(line, std::string::npos) << r.output;
+    const std::string seed = r.output.substr(line + 1, r.output.find('\n', line + 1) - line - 1);
+    EXPECT_NE(seed.find("batches on the device: the plugin cannot take them from host memory"),
+              std::string::npos)
+        << seed;
 }
 
 // The smallest complete backend, its kernels alone on hb::HostSession (plugins/loops/), is the

@@ -42,9 +42,35 @@ std::vector<SuitePart> suite_parts(const fs::path& folder) {
     std::vector<SuitePart> parts;
     for (const auto& path : configs)
         if (config::load_config(path.string()).parallel.ranks.empty())
-            parts.push_back({path.stem().string(), path, false});
-    parts.push_back({"check --layers", whole, true});
+            parts.push_back({path.stem().string(), path, false, std::nullopt});
+    parts.push_back({"check --layers", whole, true, std::nullopt});
     return parts;
+}
+
+OptionParts option_parts(const std::vector<hb::OptionSpec>& specs, const fs::path& folder) {
+    OptionParts out;
+    for (const hb::OptionSpec& spec : specs) {
+        if (spec.effect == HB_OPTION_CHANGES_TIMING) {
+            out.not_run.push_back(spec.key + " (timing only)");
+            continue;
+        }
+        if (spec.type == HB_OPTION_INT) {
+            out.not_run.push_back(spec.key + " (an integer)");
+            continue;
+        }
+        const std::string name = spec.checked_on.empty() ? "check" : spec.checked_on;
+        const fs::path config = folder / (name + ".yaml");
+        if (!fs::is_regular_file(config))
+            throw std::invalid_argument("option '" + spec.key + "' is checked on '" + name +
+                                        "', which is not a check config of " + folder.string());
+        const std::vector<std::string> values =
+            spec.type == HB_OPTION_BOOL ? std::vector<std::string>{"true", "false"} : spec.choices;
+        for (const std::string& value : values)
+            if (value != spec.default_value)
+                out.parts.push_back(
+                    {name + " " + spec.key + "=" + value, config, false, {{spec.key, value}}});
+    }
+    return out;
 }
 
 namespace {
@@ -90,6 +116,7 @@ std::string worst_of(const Comparison& comparison) {
 }
 
 PartResult result_of(const BackendCheck& check) {
+    if (check.run.unsupported) return {"SKIPPED", "refused: " + check.run.message};
     PartResult r{verdict_of(check), check.run.message};
     if (!compared(check)) return r;
     r.detail =

@@ -121,6 +121,9 @@ struct BackendRun {
 
     Status status = Status::failed;
     std::string message;  // reason for skipped / failed / crashed / ...
+    // The plugin answered HB_UNSUPPORTED: it does not implement something the entry asked of it
+    // (an option's value on this device, a model feature); the status is failed.
+    bool unsupported = false;
     bool nonfinite_loss = false;
 
     int warmup = 0, iterations = 0;

@@ -204,6 +204,7 @@ json to_json(const BackendRun& r) {
               {"check", r.check},
               {"status", to_string(r.status)},
               {"message", r.message},
+              {"unsupported", r.unsupported},
               {"nonfinite_loss", r.nonfinite_loss},
               {"warmup", r.warmup},
               {"iterations", r.iterations},
@@ -258,6 +259,7 @@ BackendRun backend_run_from_json(const json& j) {
     r.check = j.at("check").get<std::string>();
     r.status = status_from(j.at("status"));
     r.message = j.at("message").get<std::string>();
+    r.unsupported = j.value("unsupported", false);
     r.nonfinite_loss = j.at("nonfinite_loss").get<bool>();
     r.warmup = j.at("warmup").get<int>();
     r.iterations = j.at("iterations").get<int>();

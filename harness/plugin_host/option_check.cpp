@@ -9,18 +9,6 @@
 
 namespace harness::plugin_host {
 
-namespace {
-
-bool announces(const nlohmann::json& description, const char* capability) {
-    const auto caps = description.find("capabilities");
-    if (caps == description.end() || !caps->is_array()) return false;
-    for (const auto& c : *caps)
-        if (c.is_string() && c.get<std::string>() == capability) return true;
-    return false;
-}
-
-}  // namespace
-
 void check_entries_against_plugins(config::RunConfig& config, const std::vector<int>& entries) {
     std::map<std::string, std::optional<nlohmann::json>> described;  // by plugin; none: not found
     for (int index : entries) {

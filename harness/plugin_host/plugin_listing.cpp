@@ -125,6 +125,14 @@ nlohmann::json list_plugins(double timeout_s) {
     return plugins;
 }
 
+bool announces(const nlohmann::json& description, const std::string& capability) {
+    const auto caps = description.find("capabilities");
+    if (caps == description.end() || !caps->is_array()) return false;
+    for (const auto& c : *caps)
+        if (c.is_string() && c.get<std::string>() == capability) return true;
+    return false;
+}
+
 std::optional<std::vector<hb::OptionSpec>> declared_options(const nlohmann::json& description) {
     if (!description.value("loaded", false) || !description.contains("options"))
         return std::nullopt;

@@ -28,6 +28,9 @@ nlohmann::json describe_in_child(const std::filesystem::path& file, double timeo
 // Every plugin on the search path, each described in its own child process.
 nlohmann::json list_plugins(double timeout_s = 60);
 
+// Whether a description lists `capability` ("host_placement", ...) among its capabilities.
+bool announces(const nlohmann::json& description, const std::string& capability);
+
 // The declared options of a description; none when it declares none.
 std::optional<std::vector<hb::OptionSpec>> declared_options(const nlohmann::json& description);
 

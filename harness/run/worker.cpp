@@ -250,6 +250,7 @@ output::BackendRun run_job(const config::RunConfig& config, const WorkerJob& job
     } catch (const plugin_host::PluginCallError& e) {
         run.status = status_for(e.status());
         run.message = e.what();
+        run.unsupported = e.status() == HB_UNSUPPORTED;
     } catch (const std::bad_alloc&) {
         run.status = output::Status::oom;
         run.message = "out of host memory";

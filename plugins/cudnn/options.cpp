@@ -56,7 +56,8 @@ const std::vector<hb::OptionSpec>& option_specs() {
         hb::choice_option("batchnorm_api", {"ex", "legacy"}, "ex",
                           "cudnnBatchNormalization*Ex or the plain calls"),
         hb::bool_option("fuse_batchnorm_relu", false, "batch norm and its ReLU in one call"),
-        hb::bool_option("cuda_graphs", false, "capture the step once, then replay it"),
+        hb::timing_only(
+            hb::bool_option("cuda_graphs", false, "capture the step once, then replay it")),
     };
     return specs;
 }

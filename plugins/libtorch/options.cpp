@@ -31,7 +31,8 @@ const std::vector<hb::OptionSpec>& option_specs() {
                           "channels_last)"),
         hb::bool_option("cudnn_benchmark", std::nullopt,
                         "CUDA: time cuDNN's algorithms on first use (unset: on CUDA, true)"),
-        hb::bool_option("cuda_graphs", false, "CUDA: capture the step once, then replay it"),
+        hb::timing_only(
+            hb::bool_option("cuda_graphs", false, "CUDA: capture the step once, then replay it")),
         hb::bool_option("foreach", std::nullopt,
                         "RMSProp's multi-tensor kernels, as torch.optim (unset: on CUDA, true)"),
         hb::math_option({hb::Math::fp32, hb::Math::tf32, hb::Math::fp64},

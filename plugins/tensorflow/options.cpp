@@ -7,7 +7,8 @@ namespace hb_tensorflow {
 const std::vector<hb::OptionSpec>& option_specs() {
     static const std::vector<hb::OptionSpec> specs = {
         hb::threads_option(),
-        hb::int_option("inter_op_threads", 1, 1024, 1, "TensorFlow's inter-op threads"),
+        hb::timing_only(
+            hb::int_option("inter_op_threads", 1, 1024, 1, "TensorFlow's inter-op threads")),
         hb::choice_option("batchnorm", {"fused", "unfused"}, "fused",
                           "FusedBatchNormV3, or the primitive ops of tf.nn.moments and "
                           "tf.nn.batch_normalization"),
@@ -17,9 +18,10 @@ const std::vector<hb::OptionSpec>& option_specs() {
         hb::bool_option("onednn", std::nullopt,
                         "require TensorFlow's oneDNN kernels on or off, as TF_ENABLE_ONEDNN_OPTS "
                         "set them (unset: either)"),
-        hb::choice_option("feed_dtype", {"float32", "float64"}, "float32",
-                          "with host placement, the fed arrays' type, converted to float32 as "
-                          "fed"),
+        hb::checked_on(hb::choice_option("feed_dtype", {"float32", "float64"}, "float32",
+                                         "with host placement, the fed arrays' type, converted to "
+                                         "float32 as fed"),
+                       "check-seed"),
     };
     return specs;
 }

@@ -20,6 +20,8 @@
 //                          from the optimizer's initial value (1)
 //   last_max_pooling       max pooling sends the gradient to the last maximum of a tied window,
 //                          not the first
+//   bn_epsilon_behind_option  bn_epsilon, only with its option approximate_batchnorm: true (the
+//                          default is false); checked on check-tiny
 #include "hb/cpu.hpp"
 #include "hb/graph.hpp"
 #include "hb/plugin.hpp"
@@ -40,6 +42,16 @@ using hb_reference::ConvShape;
 using hb_reference::Dims;
 
 constexpr const char* kFrozenTensor = "stack0.res.conv2.weight";
+
+std::vector<hb::OptionSpec> defect_options() {
+    std::vector<hb::OptionSpec> specs{hb::threads_option()};
+#if defined(DEFECT_bn_epsilon_behind_option)
+    specs.push_back(hb::checked_on(
+        hb::bool_option("approximate_batchnorm", false, "batch norm with eps 1e-3 (the defect)"),
+        "check-tiny"));
+#endif
+    return specs;
+}
 
 // RMSProp as docs/design.md §4 states it (the reference's optimizer.cpp), with the defects.
 void rmsprop(const hb_optimizer& o, size_t count, float* p, const float* grad, float* v,
@@ -103,7 +115,13 @@ public:
           input_gradient_wanted_(hb::wants_input_gradient(desc)) {
         hb::check_session_desc(desc);
         hb::require_cpu(desc, "the defect backend");
-        hb::Options(desc.num_options, desc.options, {hb::threads_option()}).get_threads();
+        const hb::Options options(desc.num_options, desc.options, defect_options());
+        options.get_threads();
+#if defined(DEFECT_bn_epsilon)
+        bn_epsilon_defect_ = true;
+#elif defined(DEFECT_bn_epsilon_behind_option)
+        bn_epsilon_defect_ = options.get_bool("approximate_batchnorm");
+#endif
 #if defined(DEFECT_rmsprop_variant)
         const float initial_square_average = 0;
 #else
@@ -228,9 +246,7 @@ private:
                 break;
             case HB_LAYER_BATCHNORM: {
                 BatchNormParams params{l.momentum, l.eps};
-#if defined(DEFECT_bn_epsilon)
-                params.eps = 1e-3;
-#endif
+                if (bn_epsilon_defect_) params.eps = 1e-3;
 #if defined(DEFECT_biased_running_var)
                 const std::vector<float> before = tensors_[l.running_var];
 #endif
@@ -364,6 +380,7 @@ private:
     std::vector<double> losses_;
     std::vector<bool> zero_bias_gradient_;
     bool input_gradient_wanted_;
+    bool bn_epsilon_defect_ = false;
     std::vector<std::vector<float>> tensors_, gradients_, square_average_, momentum_buffer_;
     std::vector<std::vector<float>> values_, value_gradients_;
     std::vector<float> workspace_;
@@ -384,7 +401,7 @@ public:
         cpu.name = "cpu";
         cpu.description = hb::cpu_description();
         info.devices = {cpu};
-        info.options = {hb::threads_option()};
+        info.options = defect_options();
         return info;
     }
     std::unique_ptr<hb::Session> create_session(const hb_session_desc& desc) override {
