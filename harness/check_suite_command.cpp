@@ -152,7 +152,7 @@ int check_suite_command(const CheckArgs& args) {
         if (p.part.option)
             values += fmt::format("{}{}={}", values.empty() ? "" : ", ", p.part.option->first,
                                   p.part.option->second);
-    std::cout << fmt::format("  option values checked: {}\n", values.empty() ? "none" : values);
+    std::cout << fmt::format("  option values run: {}\n", values.empty() ? "none" : values);
     if (!suite.options_not_run.empty())
         std::cout << fmt::format("  options not checked: {}\n",
                                  fmt::join(suite.options_not_run, "; "));

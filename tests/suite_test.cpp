@@ -140,7 +140,7 @@ TEST(HarnessCheckSuite, ADefectBehindAnOptionsValueIsNotConformant) {
                               "approximate_batchnorm=true MISMATCH; 8 of 9 parts pass)"),
               std::string::npos)
         << bad.output;
-    EXPECT_NE(bad.output.find("  option values checked: approximate_batchnorm=true\n"),
+    EXPECT_NE(bad.output.find("  option values run: approximate_batchnorm=true\n"),
               std::string::npos)
         << bad.output;
     EXPECT_NE(bad.output.find("  options not checked: threads (timing only)\n"), std::string::npos)
