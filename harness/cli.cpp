@@ -142,8 +142,9 @@ int main_cli(int argc, char** argv) {
     auto* check_suite =
         check_cmd->add_option("--suite", check.suite,
                               "Instead of a config: check this plugin, with its defaults, on "
-                              "every check config and layer by layer on check.yaml, and say "
-                              "whether it is conformant (docs/conformance.md)");
+                              "every check config and layer by layer on check.yaml, then each "
+                              "value of its options that change the step, and say whether it is "
+                              "conformant (docs/conformance.md)");
     auto* check_plugin = check_cmd->add_option(
         "--plugin", check.plugin,
         "Check this plugin, with its defaults, on the config's model, data and optimizer, in place "
