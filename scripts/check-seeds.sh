@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # harness check on one config with data.seed set to each of a range, one line per seed: each
-# backend's verdict and its worst quantity against its tolerance, and the widest tolerance against
-# the rounding-noise ensemble's spread. The check's verdict must not depend on which seed a config
+# backend's verdict and its worst quantity against its tolerance (and how many members of the
+# rounding-noise ensemble it took, where more than the first six), and the widest tolerance against
+# the ensemble's spread. The check's verdict must not depend on which seed a config
 # happens to use (docs/conformance.md).
 #
 #   scripts/check-seeds.sh [CONFIG] [FIRST] [LAST] [-- harness check options...]
@@ -51,9 +52,11 @@ for b in j["backends"]:
     w = b.get("worst_relative")
     cell = f"{b['backend']} {b['verdict']}"
     if w:
-        cell += f" {w['relative'] / w['tolerance']:.2g}"
+        cell += f" {w.get('member_relative', w['relative']) / w['tolerance']:.2g}"
         if b["verdict"] == "MISMATCH":
             cell += f" ({w['quantity']} {w['relative']:.3g} > {w['tolerance']:.3g})"
+    if b.get("ensemble_members", 0) > 6:
+        cell += f" ({b['ensemble_members']} members)"
     undetermined = sum(1 for d in b.get("differences", []) if not d.get("determined", True))
     if undetermined:
         cell += f" [{undetermined} undetermined]"

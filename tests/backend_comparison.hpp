@@ -326,7 +326,9 @@ inline ::testing::AssertionResult passes(const check::Comparison& c) {
 inline ::testing::AssertionResult conforms(
     const check::StepCapture& candidate, const check::StepCapture& baseline,
     const check::Tolerance& tolerance, const std::vector<check::StepCapture>* ensemble = nullptr) {
-    return passes(check::compare(candidate, baseline, tolerance, ensemble));
+    return passes(check::compare(
+        candidate, baseline, tolerance,
+        ensemble ? check::members_of(*ensemble) : std::vector<const check::StepCapture*>{}));
 }
 
 }  // namespace harness::testing

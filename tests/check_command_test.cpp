@@ -1,6 +1,7 @@
 // `harness check` end to end: catching a backend that is off, recording a passing check, every
 // built CPU backend against the reference.
 #include "check/check_json_reporter.hpp"
+#include "check/check_runner.hpp"
 #include "check/check_table_reporter.hpp"
 #include "check/comparison.hpp"
 #include "check/layer_check.hpp"
@@ -52,6 +53,10 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
     EXPECT_EQ(check.exit_code, 1) << check.output;
     EXPECT_NE(check.output.find("MISMATCH"), std::string::npos) << check.output;
     EXPECT_NE(check.output.find("gradient pre.conv.weight"), std::string::npos) << check.output;
+    EXPECT_NE(check.output.find("    ensemble: out of bounds against all " +
+                                std::to_string(harness::check::kEnsembleSize) + " members\n"),
+              std::string::npos)
+        << check.output;
 
     auto json =
         run_harness("check " + config + " --json", env, harness::testing::Stderr::discarded);
@@ -61,6 +66,8 @@ TEST(HarnessCheck, APerturbedBackendIsAMismatchAndRunMarksIt) {
     EXPECT_EQ(j["backends"][0]["verdict"], "PASS");  // the config's float32 reference
     EXPECT_EQ(j["backends"][1]["verdict"], "MISMATCH");
     EXPECT_EQ(j["backends"][1]["worst_relative"]["quantity"], "gradient pre.conv.weight");
+    EXPECT_EQ(j["backends"][0]["ensemble_members"], harness::check::kFirstMembers);
+    EXPECT_EQ(j["backends"][1]["ensemble_members"], harness::check::kEnsembleSize);
 
     auto run = run_harness("run " + config + " --output " + (dir / "out.csv"), env);
     EXPECT_EQ(run.exit_code, 1) << run.output;

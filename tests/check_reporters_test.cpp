@@ -29,8 +29,8 @@ namespace {
 using harness::check::compare;
 using harness::check::StepCapture;
 using harness::check::tolerance_for;
-using harness::testing::sample_capture;
 using harness::testing::run_harness;
+using harness::testing::sample_capture;
 using harness::testing::TempDir;
 
 harness::check::CheckOutcome sample_outcome() {
@@ -78,11 +78,54 @@ TEST(CheckReporters, TheTableAndTheJsonShowEveryBackendWithItsVerdict) {
     EXPECT_EQ(j["baseline"]["losses"], nlohmann::json({1.25, 1.125}));
 }
 
+// Where the first members did not hold a backend, the table says how many it took, or that it is
+// out of bounds against all of them, and names each quantity within tolerance of a member's value
+// rather than the baseline's; the JSON has both.
+TEST(CheckReporters, TheTableSaysHowManyMembersTheVerdictTook) {
+    auto outcome = sample_outcome();
+    outcome.checks.resize(1);
+    auto& cmp = outcome.checks[0].comparison;
+    cmp.members = 9;
+    cmp.differences[1].relative = 2 * cmp.differences[1].tolerance;
+    cmp.differences[1].member = 9;
+    cmp.differences[1].member_relative = 0.5 * cmp.differences[1].tolerance;
+    std::ostringstream table, json;
+    harness::check::CheckTableReporter(table).report(sample_request(), outcome);
+    harness::check::CheckJsonReporter(json).report(sample_request(), outcome);
+    const std::string t = table.str();
+    EXPECT_NE(t.find("    ensemble: 9 members (the first 8 left a quantity out of bounds)\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("    " + cmp.differences[1].quantity + ": "), std::string::npos) << t;
+    EXPECT_NE(t.find(" from member 9's (a decision within rounding that member took)\n"),
+              std::string::npos)
+        << t;
+    const auto j = nlohmann::json::parse(json.str());
+    EXPECT_EQ(j["backends"][0]["ensemble_members"], 9);
+    EXPECT_EQ(j["backends"][0]["differences"][1]["member"], 9);
+    EXPECT_FALSE(j["backends"][0]["differences"][0].contains("member"));
+
+    cmp.members = 24;
+    cmp.pass = false;
+    outcome.checks[0].run.status = harness::output::Status::mismatch;
+    std::ostringstream failed;
+    harness::check::CheckTableReporter(failed).report(sample_request(), outcome);
+    EXPECT_NE(failed.str().find("    ensemble: out of bounds against all 24 members\n"),
+              std::string::npos)
+        << failed.str();
+
+    cmp.members = 6;
+    std::ostringstream first;
+    harness::check::CheckTableReporter(first).report(sample_request(), outcome);
+    EXPECT_EQ(first.str().find("ensemble:"), std::string::npos) << first.str();
+}
+
 // The bounds line names each kind of quantity once, each later step's gradients apart from step
 // 1's and every loss together.
 TEST(CheckReporters, TheBoundsLineHoldsEachStepsGradientsApart) {
     auto capture = sample_capture();
-    capture.anchored = capture.anchored_baseline = {capture.gradients};
+    capture.anchored = capture.anchored_baseline = std::make_shared<harness::check::LaterGradients>(
+        harness::check::LaterGradients{capture.gradients});
     auto outcome = sample_outcome();
     outcome.checks[0].comparison = compare(capture, capture, tolerance_for(hb::Math::fp32));
     std::ostringstream table;

@@ -28,6 +28,8 @@
 namespace {
 
 using harness::check::compare;
+using harness::check::LaterGradients;
+using harness::check::members_of;
 using harness::check::StepCapture;
 using harness::check::tolerance_for;
 using harness::testing::run_harness;
@@ -196,11 +198,13 @@ TEST(Comparison, ReducedPrecisionMeasuresNoiseAtItsPrecisionWithAHigherGradientF
     candidate = baseline;
     candidate.gradients["conv.weight"][3] *= 1.6f;
     EXPECT_FALSE(compare(candidate, baseline, tolerance_for(hb::Math::bf16)).pass);
-    const auto result = compare(candidate, baseline, tolerance_for(hb::Math::bf16), &ensemble);
+    const auto result =
+        compare(candidate, baseline, tolerance_for(hb::Math::bf16), members_of(ensemble));
     EXPECT_TRUE(result.pass);
     EXPECT_NEAR(result.worst_relative()->noise, 0.15, 1e-6);
     candidate.gradients["conv.weight"][3] = baseline.gradients["conv.weight"][3] * 3.5f;
-    EXPECT_FALSE(compare(candidate, baseline, tolerance_for(hb::Math::bf16), &ensemble).pass);
+    EXPECT_FALSE(
+        compare(candidate, baseline, tolerance_for(hb::Math::bf16), members_of(ensemble)).pass);
 }
 
 // In float32 the ensemble alone sets a quantity's tolerance: kNoiseFactor times its spread, or
@@ -212,7 +216,7 @@ TEST(Comparison, InFloat32TheEnsembleAloneSetsTheTolerance) {
     ensemble[0].gradients["conv.weight"][3] *= 1 + 1e-5f;  // a spread of 1e-5 of the scale
     auto candidate = baseline;
     candidate.gradients["conv.weight"][3] *= 1 + 4e-5f;
-    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_TRUE(result.pass);
     for (const auto& d : result.differences) {
         if (d.quantity == "gradient conv.weight") {
@@ -220,21 +224,24 @@ TEST(Comparison, InFloat32TheEnsembleAloneSetsTheTolerance) {
         }
     }
     candidate.gradients["conv.weight"][3] = baseline.gradients.at("conv.weight")[3] * (1 + 1e-4f);
-    EXPECT_FALSE(compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble).pass);
+    EXPECT_FALSE(
+        compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble)).pass);
     EXPECT_TRUE(
         compare(candidate, baseline, tolerance_for(hb::Math::fp32)).pass);  // the fixed 2e-3
-    EXPECT_TRUE(compare(candidate, baseline, tolerance_for(hb::Math::tf32), &ensemble).pass);
+    EXPECT_TRUE(
+        compare(candidate, baseline, tolerance_for(hb::Math::tf32), members_of(ensemble)).pass);
 
     // Where no member moved a quantity, the tolerance is kNoiseFactor float32 roundings of it:
     // a loss one rounding away passes, one 1e-6 away does not.
     candidate = baseline;
     candidate.losses[0] =
         static_cast<double>(std::nextafter(static_cast<float>(baseline.losses[0]), 2.0f));
-    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_TRUE(result.pass);
     EXPECT_NEAR(result.differences.front().resolution, std::ldexp(1.0, -24), 1e-12);
     candidate.losses[0] = baseline.losses[0] * (1 + 1e-6);
-    EXPECT_FALSE(compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble).pass);
+    EXPECT_FALSE(
+        compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble)).pass);
 }
 
 // Step k's gradients are compared where both sides computed them from the same state: a backend's
@@ -244,10 +251,13 @@ TEST(Comparison, LaterStepsGradientsAreComparedFromASharedState) {
     const auto baseline = sample_capture();
     const auto step2 = baseline.gradients;
     auto candidate = baseline;
-    candidate.anchored = candidate.anchored_baseline = {step2};
+    candidate.anchored = candidate.anchored_baseline =
+        std::make_shared<LaterGradients>(LaterGradients{step2});
     std::vector<StepCapture> ensemble(2, candidate);
-    ensemble[0].anchored[0]["conv.weight"][3] *= 1 + 1e-5f;
-    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    auto moved = std::make_shared<LaterGradients>(LaterGradients{step2});
+    (*moved)[0]["conv.weight"][3] *= 1 + 1e-5f;
+    ensemble[0].anchored = moved;
+    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_TRUE(result.pass);
     int later = 0;
     for (const auto& d : result.differences)
@@ -259,13 +269,15 @@ TEST(Comparison, LaterStepsGradientsAreComparedFromASharedState) {
         }
     EXPECT_EQ(later, static_cast<int>(step2.size()));
 
-    candidate.anchored[0]["conv.weight"][3] *= 1 + 1e-3f;
-    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    auto off = std::make_shared<LaterGradients>(LaterGradients{step2});
+    (*off)[0]["conv.weight"][3] *= 1 + 1e-3f;
+    candidate.anchored = off;
+    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_FALSE(result.pass);
     EXPECT_EQ(result.worst_relative()->quantity, "gradient[2] conv.weight");
 
-    candidate.anchored.clear();
-    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    candidate.anchored = std::make_shared<LaterGradients>();
+    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_FALSE(result.pass);
     EXPECT_NE(result.problem.find("gradient[2]"), std::string::npos) << result.problem;
 }
@@ -278,14 +290,14 @@ TEST(Comparison, AQuantityTheEnsembleCannotDetermineIsCountedNotJudged) {
     ensemble[0].gradients["conv.weight"][3] = 0.4f;  // 60% of the tensor's scale away
     auto candidate = baseline;
     candidate.gradients["conv.weight"][3] = -1.0f;
-    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_TRUE(result.pass);
     EXPECT_EQ(result.undetermined_quantities(), 1);
     ASSERT_NE(result.worst_relative(), nullptr);
     EXPECT_NE(result.worst_relative()->quantity, "gradient conv.weight");
 
     candidate.losses[0] *= 1.01;  // a determined quantity out of bounds still fails
-    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_FALSE(result.pass);
     EXPECT_EQ(result.worst_relative()->quantity, "loss[1]");
 }
@@ -298,7 +310,8 @@ TEST(Comparison, AToleranceOfTheWholeScaleJudgesNothing) {
     ensemble[0].gradients["conv.weight"][3] = 0.7f;  // a spread of 0.3: a tolerance of 1.5
     auto candidate = baseline;
     candidate.gradients["conv.weight"][3] = -0.2f;  // 1.2 of the scale away
-    const auto result = compare(candidate, baseline, tolerance_for(hb::Math::fp32), &ensemble);
+    const auto result =
+        compare(candidate, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble));
     EXPECT_TRUE(result.pass);
     EXPECT_EQ(result.undetermined_quantities(), 1);
     for (const auto& d : result.differences)
@@ -338,7 +351,7 @@ TEST(Comparison, UpdatesAreCheckedAgainstTheBackendsOwnGradientsReplayed) {
 
     // The noise gradients of conv.bias moved it by about 2 lr / sqrt(1 - alpha) in a direction
     // no backend determines; against its own gradients, the update is exact.
-    auto result = compare(baseline, baseline, tolerance_for(hb::Math::fp32), nullptr, &replay);
+    auto result = compare(baseline, baseline, tolerance_for(hb::Math::fp32), {}, &replay);
     EXPECT_TRUE(result.pass);
     bool found = false;
     for (const auto& d : result.differences)
@@ -352,7 +365,7 @@ TEST(Comparison, UpdatesAreCheckedAgainstTheBackendsOwnGradientsReplayed) {
     // A tensor that was never updated is an error of 100% of its movement.
     auto frozen = baseline;
     frozen.state["conv.weight"] = start.state.at("conv.weight");
-    result = compare(frozen, baseline, tolerance_for(hb::Math::fp32), nullptr, &replay);
+    result = compare(frozen, baseline, tolerance_for(hb::Math::fp32), {}, &replay);
     EXPECT_FALSE(result.pass);
     EXPECT_EQ(result.worst_relative()->quantity, "update conv.weight");
     EXPECT_NEAR(result.worst_relative()->relative, 1.0, 1e-3);
@@ -362,7 +375,7 @@ TEST(Comparison, UpdatesAreCheckedAgainstTheBackendsOwnGradientsReplayed) {
     ensemble[0].state["conv.weight"][1] += 5e-3f;
     auto tail = baseline;
     tail.state["conv.weight"][3] = start.state.at("conv.weight")[3];
-    result = compare(tail, baseline, tolerance_for(hb::Math::fp32), &ensemble, &replay);
+    result = compare(tail, baseline, tolerance_for(hb::Math::fp32), members_of(ensemble), &replay);
     EXPECT_FALSE(result.pass);
     EXPECT_EQ(result.worst_relative()->quantity, "update conv.weight");
 }

@@ -388,17 +388,18 @@ harness::check::Comparison execute(const Mode& mode, bool input_gradient) {
     if (mode.fused)
         for (int b : fusion_candidates(graph)) fuse.insert(b);
     const Plan plan(graph, fuse, mode.storage, input_gradient);
-    const harness::check::Tolerance tolerance =
-        harness::check::tolerance_for(mode.storage == Storage::bf16 ? hb::Math::bf16 : hb::Math::fp32);
+    const harness::check::Tolerance tolerance = harness::check::tolerance_for(
+        mode.storage == Storage::bf16 ? hb::Math::bf16 : hb::Math::fp32);
     static const harness::check::StepCapture expected[2] = {
         reference_step({{"math", "fp64"}}, false), reference_step({{"math", "fp64"}}, true)};
     std::vector<harness::check::StepCapture> ensemble;
-    for (int m = 0; m < harness::check::kEnsembleSize; ++m)
-        ensemble.push_back(reference_step(
-            harness::check::ensemble_member_options(m, tolerance.significand_bits), input_gradient));
-    const harness::check::Comparison c =
-        harness::check::compare(PlanExecutor(plan, mode.own_batchnorm).step(),
-                                expected[input_gradient ? 1 : 0], tolerance, &ensemble);
+    for (int m = 0; m < harness::check::kFirstMembers; ++m)
+        ensemble.push_back(
+            reference_step(harness::check::ensemble_member_options(m, tolerance.significand_bits),
+                           input_gradient));
+    const harness::check::Comparison c = harness::check::compare(
+        PlanExecutor(plan, mode.own_batchnorm).step(), expected[input_gradient ? 1 : 0], tolerance,
+        harness::check::members_of(ensemble));
     std::printf("%s%s: worst %s\n", mode.name, input_gradient ? " with the input's gradient" : "",
                 harness::testing::worst_quantity(c).c_str());
     return c;

@@ -10,11 +10,16 @@ namespace {
 
 nlohmann::json difference_json(const Difference* d) {
     if (!d) return nullptr;
-    return {{"quantity", d->quantity},        {"max_abs", d->max_abs},
-            {"relative", d->relative},        {"scale", d->scale},
-            {"tolerance", d->tolerance},      {"spread", d->noise},
-            {"resolution", d->resolution},    {"determined", d->determined},
-            {"undetermined", d->undetermined}};
+    nlohmann::json j = {{"quantity", d->quantity},        {"max_abs", d->max_abs},
+                        {"relative", d->relative},        {"scale", d->scale},
+                        {"tolerance", d->tolerance},      {"spread", d->noise},
+                        {"resolution", d->resolution},    {"determined", d->determined},
+                        {"undetermined", d->undetermined}};
+    if (d->member > 0) {
+        j["member"] = d->member;
+        j["member_relative"] = d->member_relative;
+    }
+    return j;
 }
 
 nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request) {
@@ -29,9 +34,9 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
                         {"backends", nlohmann::json::array()}};
     if (!outcome.baseline.log.empty()) j["baseline"]["log"] = outcome.baseline.log;
     for (const auto& c : outcome.checks) {
-        nlohmann::json b = {{"backend", c.run.backend},     {"device", c.run.device},
+        nlohmann::json b = {{"backend", c.run.backend},       {"device", c.run.device},
                             {"math_mode", c.run.math_word()}, {"verdict", verdict_of(c)},
-                            {"message", c.run.message},     {"losses", c.run.losses}};
+                            {"message", c.run.message},       {"losses", c.run.losses}};
         if (!c.run.log.empty()) b["log"] = c.run.log;
         if (compared(c)) {
             const auto& t = c.comparison.tolerance;
@@ -45,6 +50,7 @@ nlohmann::json to_json(const CheckOutcome& outcome, const CheckRequest& request)
             b["worst_abs"] = difference_json(c.comparison.worst_abs());
             b["worst_relative"] = difference_json(c.comparison.worst_relative());
             b["undetermined_quantities"] = c.comparison.undetermined_quantities();
+            b["ensemble_members"] = c.comparison.members;
             b["differences"] = nlohmann::json::array();
             for (const auto& d : c.comparison.differences)
                 b["differences"].push_back(difference_json(&d));

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 namespace harness::check {
 
@@ -54,11 +55,9 @@ run::WorkerJob ensemble_job(const CheckRequest& request, int m, int bits) {
 
 // The trainable tensors' gradients in DIR/<prefix>k/ for each k from 2 while that folder exists
 // (up to `last`).
-std::vector<std::map<std::string, std::vector<float>>> later_gradients(const model::Graph& graph,
-                                                                       const fs::path& dir,
-                                                                       const std::string& prefix,
-                                                                       size_t last) {
-    std::vector<std::map<std::string, std::vector<float>>> steps;
+LaterGradients later_gradients(const model::Graph& graph, const fs::path& dir,
+                               const std::string& prefix, size_t last) {
+    LaterGradients steps;
     for (size_t k = 2; k <= last && fs::exists(dir / (prefix + std::to_string(k))); ++k) {
         const fs::path folder = dir / (prefix + std::to_string(k));
         auto& step = steps.emplace_back();
@@ -114,70 +113,67 @@ std::string baseline_problem(const config::RunConfig& config, const output::Back
 }
 
 // Steps 2 to K once more, each from a backend's own state after the step before, in the baseline
-// and in each member of the ensemble (docs/conformance.md "Step k"): computed once for each
-// distinct states (one library under two entries gives the same bytes).
+// and in members of the ensemble (docs/conformance.md "Step k"): computed once for each distinct
+// states (one library under two entries gives the same bytes).
 class AnchoredSteps {
 public:
+    struct Steps {
+        std::shared_ptr<const LaterGradients> baseline;
+        std::vector<std::shared_ptr<const LaterGradients>> members;  // the ensemble's, in order
+        std::string problem;  // what failed; then no more are computed
+        std::string backend;  // whose states they start from
+        fs::path dir;         // that backend's capture
+        int bits = 24;        // the ensemble's precision
+    };
+
     AnchoredSteps(const config::RunConfig& config, const model::Graph& graph,
                   const CheckRequest& request, const run::WorkerJob& base, int& later)
         : config_(config), graph_(graph), request_(request), base_(base), later_(later) {}
 
-    // Pairs the backend's own later gradients with the baseline's from its states, and each
-    // member's from its states with the baseline's (the ensemble at `bits`); returns what failed,
-    // and then pairs nothing.
-    std::string pair(int bits, const fs::path& dir, const std::string& name, StepCapture& actual,
-                     std::vector<StepCapture>& members) {
+    // The steps from the states of the backend `name` captured in `dir`, with the baseline's:
+    // computed now, or those of an earlier backend whose states are the same bytes.
+    Steps& from(int bits, const fs::path& dir, const std::string& name) {
         const auto key = std::pair{bits, states_digest(dir)};
-        auto found = computed_.find(key);
-        if (found == computed_.end())
-            found = computed_.emplace(key, compute(bits, dir, name)).first;
-        else
+        if (auto found = computed_.find(key); found != computed_.end()) {
             std::fprintf(stderr, "%s: steps 2 to %d from its own states, as %s's\n", name.c_str(),
                          request_.steps, found->second.backend.c_str());
-        const Computed& steps = found->second;
-        if (!steps.problem.empty()) return steps.problem;
-        actual.anchored = actual.later_gradients;
-        actual.anchored_baseline = steps.baseline;
-        for (size_t m = 0; m < members.size(); ++m) {
-            members[m].anchored = steps.members.at(m);
-            members[m].anchored_baseline = steps.baseline;
+            return found->second;
         }
-        return "";
-    }
-
-private:
-    using Gradients = std::vector<std::map<std::string, std::vector<float>>>;  // steps 2, 3, ...
-    struct Computed {
-        Gradients baseline;
-        std::vector<Gradients> members;
-        std::string problem;
-        std::string backend;  // whose states they started from
-    };
-
-    Computed compute(int bits, const fs::path& dir, const std::string& name) {
         std::fprintf(stderr,
                      "%s: steps 2 to %d from its own states, in the baseline and the ensemble\n",
                      name.c_str(), request_.steps);
-        Computed out;
-        out.backend = name;
-        const auto from_backend = [&](run::WorkerJob job, const std::string& who) {
-            job.capture = run::Capture{"", dir.string(), request_.steps - 1};
-            const fs::path at = dir / "anchored" / who;
-            const output::BackendRun run =
-                run_capture(config_, job, 0, at, request_.progress,
-                            fmt::format("{} from {}'s states", who, name), std::max(0, --later_));
-            if (out.problem.empty())
-                out.problem = baseline_problem(
-                    config_, run, run::timeout_of(config_, run::entry_for(config_, job)));
-            return later_gradients(graph_, at, "anchored-", request_.steps);
-        };
-        out.baseline = from_backend(base_, "baseline");
-        for (int m = 0; m < kEnsembleSize && out.problem.empty() && !plugin_host::interrupted();
-             ++m)
-            out.members.push_back(
-                from_backend(ensemble_job(request_, m, bits), fmt::format("member-{}", m + 1)));
-        if (plugin_host::interrupted()) out.problem = "interrupted";
-        return out;
+        Steps& steps = computed_[key];
+        steps.backend = name;
+        steps.dir = dir;
+        steps.bits = bits;
+        steps.baseline = capture(steps, base_, "baseline");
+        return steps;
+    }
+
+    // Computes the steps of the ensemble's members up to the first `n`, unless one fails.
+    void grow(Steps& steps, int n) {
+        while (steps.problem.empty() && static_cast<int>(steps.members.size()) < n) {
+            if (plugin_host::interrupted()) steps.problem = "interrupted";
+            const int m = static_cast<int>(steps.members.size());
+            if (steps.problem.empty())
+                steps.members.push_back(capture(steps, ensemble_job(request_, m, steps.bits),
+                                                fmt::format("member-{}", m + 1)));
+        }
+    }
+
+private:
+    std::shared_ptr<const LaterGradients> capture(Steps& steps, run::WorkerJob job,
+                                                  const std::string& who) {
+        job.capture = run::Capture{"", steps.dir.string(), request_.steps - 1};
+        const fs::path at = steps.dir / "anchored" / who;
+        const output::BackendRun run = run_capture(
+            config_, job, 0, at, request_.progress,
+            fmt::format("{} from {}'s states", who, steps.backend), std::max(0, --later_));
+        if (steps.problem.empty())
+            steps.problem = baseline_problem(
+                config_, run, run::timeout_of(config_, run::entry_for(config_, job)));
+        return std::make_shared<const LaterGradients>(
+            later_gradients(graph_, at, "anchored-", static_cast<size_t>(request_.steps)));
     }
 
     // One digest of the backend's states after each step but the last.
@@ -199,8 +195,20 @@ private:
     const CheckRequest& request_;
     const run::WorkerJob& base_;
     int& later_;
-    std::map<std::pair<int, std::string>, Computed> computed_;  // by bits and states digest
+    std::map<std::pair<int, std::string>, Steps> computed_;  // by bits and states digest
 };
+
+// Pairs the later steps of `actual` and of the first `n` members with the baseline's from the
+// same states; with none where `steps` is null or failed.
+void pair_later_steps(const AnchoredSteps::Steps* steps, StepCapture& actual,
+                      std::vector<StepCapture>& members, size_t n) {
+    const bool paired = steps && steps->problem.empty();
+    actual.anchored_baseline = paired ? steps->baseline : nullptr;
+    for (size_t m = 0; m < std::min(n, members.size()); ++m) {
+        members[m].anchored = paired ? steps->members.at(m) : nullptr;
+        members[m].anchored_baseline = actual.anchored_baseline;
+    }
+}
 
 }  // namespace
 
@@ -250,8 +258,8 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
     const run::WorkerJob base = baseline_job(config, request);
     std::fprintf(stderr, "baseline %s: %d steps\n", request.baseline.c_str(), request.steps);
     // Captures still to come after each, for the progress line's estimate.
-    int later = kEnsembleSize + static_cast<int>(request.entries.size()) *
-                                    (request.steps > 1 ? kEnsembleSize + 2 : 1);
+    int later = kFirstMembers + static_cast<int>(request.entries.size()) *
+                                    (request.steps > 1 ? kFirstMembers + 2 : 1);
     outcome.baseline = run_capture(config, base, request.steps, scratch.path() / "baseline",
                                    request.progress, "baseline " + request.baseline, --later);
     const config::BackendEntry entry_of_base = run::entry_for(config, base);
@@ -275,21 +283,21 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
         replay.initial[graph.tensors[i].name] = initial[i];
 
     // The rounding-noise ensemble, per precision the backends compute in (float32 first, then
-    // each reduced precision when a backend needs it).
+    // each reduced precision when a backend needs it), with at least `n` members.
     std::map<int, std::vector<StepCapture>> ensembles;
-    auto ensemble_at = [&](int bits) -> const std::vector<StepCapture>* {
-        if (auto it = ensembles.find(bits); it != ensembles.end()) return &it->second;
-        std::vector<StepCapture> members;
-        for (int m = 0; m < kEnsembleSize && !plugin_host::interrupted(); ++m) {
-            std::fprintf(stderr,
-                         "rounding-noise ensemble, %d significand bits: member %d of %d, "
-                         "%d steps\n",
-                         bits, m + 1, kEnsembleSize, request.steps);
+    auto ensemble_at = [&](int bits, int n) -> std::vector<StepCapture>* {
+        std::vector<StepCapture>& members = ensembles[bits];
+        while (static_cast<int>(members.size()) < n && !plugin_host::interrupted()) {
+            const int m = static_cast<int>(members.size());
+            const std::string label =
+                m < kFirstMembers ? fmt::format("member {} of {}", m + 1, kFirstMembers)
+                                  : fmt::format("member {} of at most {}", m + 1, kEnsembleSize);
+            std::fprintf(stderr, "rounding-noise ensemble, %d significand bits: %s, %d steps\n",
+                         bits, label.c_str(), request.steps);
             const run::WorkerJob job = ensemble_job(request, m, bits);
             const fs::path dir = scratch.path() / fmt::format("ensemble-{}-{}", bits, m);
             const output::BackendRun run =
-                run_capture(config, job, request.steps, dir, request.progress,
-                            fmt::format("ensemble member {} of {}", m + 1, kEnsembleSize),
+                run_capture(config, job, request.steps, dir, request.progress, "ensemble " + label,
                             std::max(0, --later));
             outcome.baseline_problem =
                 baseline_problem(config, run, run::timeout_of(config, run::entry_for(config, job)));
@@ -299,9 +307,9 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
             }
             members.push_back(read_capture(graph, run, dir));
         }
-        return &ensembles.emplace(bits, std::move(members)).first->second;
+        return &members;
     };
-    if (!ensemble_at(24)) return outcome;
+    if (!ensemble_at(24, kFirstMembers)) return outcome;
     AnchoredSteps anchored(config, graph, request, base, later);
 
     for (int index : request.entries) {
@@ -320,19 +328,33 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
             const hb::Math math = check.run.math.value_or(hb::Math::fp32);
             const Tolerance tolerance =
                 request.unit >= 0 ? layer_tolerance_for(math) : tolerance_for(math);
-            const std::vector<StepCapture>* ensemble = ensemble_at(tolerance.significand_bits);
-            if (!ensemble) return outcome;
+            const int bits = tolerance.significand_bits;
             StepCapture actual = read_capture(graph, check.run, dir);
-            std::vector<StepCapture> members = *ensemble;
-            const std::string problem =
-                actual.later_gradients.empty()
-                    ? ""
-                    : anchored.pair(tolerance.significand_bits, dir, name, actual, members);
-            check.comparison = compare(actual, expected, tolerance, &members, &replay);
-            if (!problem.empty())
+            AnchoredSteps::Steps* steps = nullptr;
+            if (!actual.later_gradients.empty()) {
+                steps = &anchored.from(bits, dir, name);
+                actual.anchored = std::make_shared<const LaterGradients>(actual.later_gradients);
+            }
+            bool failed = false;  // a member of the ensemble
+            check.comparison = compare_growing(
+                actual, expected, tolerance, &replay, kFirstMembers, kEnsembleSize, [&](int n) {
+                    if (n == kFirstMembers + 1)
+                        std::fprintf(stderr,
+                                     "%s: outside the tolerances of %d members; one more at a "
+                                     "time, up to %d\n",
+                                     name.c_str(), kFirstMembers, kEnsembleSize);
+                    std::vector<StepCapture>* ensemble = ensemble_at(bits, n);
+                    failed = !ensemble;
+                    if (failed) return std::vector<const StepCapture*>{};
+                    if (steps) anchored.grow(*steps, n);
+                    pair_later_steps(steps, actual, *ensemble, static_cast<size_t>(n));
+                    return members_of(*ensemble, static_cast<size_t>(n));
+                });
+            if (failed) return outcome;
+            if (steps && !steps->problem.empty())
                 check.comparison.not_compared.push_back(
                     fmt::format("gradient[2] to gradient[{}]: from the backend's states, {}",
-                                request.steps, problem));
+                                request.steps, steps->problem));
             if (!check.comparison.pass) check.run.status = output::Status::mismatch;
         }
         outcome.checks.push_back(std::move(check));

@@ -98,6 +98,18 @@ void CheckTableReporter::report(const CheckRequest& request, const CheckOutcome&
                             rel ? rel->ratio() : 0.0, rel ? rel->quantity : "",
                             cmp.tolerance.label);
         out_ << "    bounds (relative): " << bounds_line(cmp) << "\n";
+        if (cmp.members > kFirstMembers)
+            out_ << (cmp.pass ? fmt::format("    ensemble: {} members (the first {} left a "
+                                            "quantity out of bounds)\n",
+                                            cmp.members, cmp.members - 1)
+                              : fmt::format("    ensemble: out of bounds against all {} members\n",
+                                            cmp.members));
+        for (const auto& d : cmp.differences)
+            if (d.member > 0)
+                out_ << fmt::format(
+                    "    {}: {:.3g} from the baseline's value, {:.3g} from member {}'s (a decision "
+                    "within rounding that member took)\n",
+                    d.quantity, d.relative, d.member_relative, d.member);
         if (const int n = cmp.undetermined_quantities(); n > 0)
             out_ << fmt::format(
                 "    {} quantit{} undetermined in {} (the ensemble's spread at "

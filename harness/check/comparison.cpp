@@ -169,9 +169,11 @@ Difference update_difference(const std::string& name, const std::vector<float>& 
     return d;
 }
 
-// Every difference of candidate against baseline with the fixed tolerances; `pass` is not set.
+// Every difference of candidate against baseline with the fixed tolerances, step k's gradients
+// against `later_baseline`'s; `pass` is not set.
 Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const UpdateReplay* replay) {
+                   const LaterGradients* later_baseline, const Tolerance& tolerance,
+                   const UpdateReplay* replay) {
     Comparison out;
     out.tolerance = tolerance;
     if (candidate.losses.size() != baseline.losses.size()) {
@@ -228,15 +230,16 @@ Comparison measure(const StepCapture& candidate, const StepCapture& baseline,
         }
     }
 
-    for (size_t k = 0; k < candidate.anchored_baseline.size(); ++k) {
-        const auto& expected = candidate.anchored_baseline[k];
-        if (k >= candidate.anchored.size()) {
+    const size_t anchored_steps = later_baseline ? later_baseline->size() : 0;
+    for (size_t k = 0; k < anchored_steps; ++k) {
+        const auto& expected = (*later_baseline)[k];
+        if (!candidate.anchored || k >= candidate.anchored->size()) {
             out.problem = "gradient[" + std::to_string(k + 2) + "] missing from the capture";
             return out;
         }
         double largest = 0;
         for (const auto& kv : expected) largest = std::max(largest, max_magnitude(kv.second));
-        if (!compare_tensors("gradient[" + std::to_string(k + 2) + "]", candidate.anchored[k],
+        if (!compare_tensors("gradient[" + std::to_string(k + 2) + "]", (*candidate.anchored)[k],
                              expected, {}, tolerance.gradient_floor * largest, tolerance.gradient,
                              tolerance.significand_bits, out))
             return out;
@@ -349,26 +352,61 @@ namespace {
 std::map<std::string, double> distances(const StepCapture& member, const StepCapture& baseline,
                                         const Tolerance& tolerance, const UpdateReplay* replay) {
     std::map<std::string, double> of;
-    const Comparison c = measure(member, baseline, tolerance, replay);
+    const Comparison c =
+        measure(member, baseline, member.anchored_baseline.get(), tolerance, replay);
     if (!c.problem.empty()) return of;
     for (const auto& d : c.differences) of[d.quantity] = d.relative;
     return of;
 }
 
+// How many quantities are out of bounds, "update"s aside (they take no noise).
+size_t out_of_bounds_from(const Comparison& c) {
+    return static_cast<size_t>(
+        std::count_if(c.differences.begin(), c.differences.end(), [](const Difference& d) {
+            return d.out_of_bounds() && d.quantity.rfind("update ", 0) != 0;
+        }));
+}
+
+// Marks each quantity of `out` out of bounds from the baseline's value but within its tolerance
+// of member `m`'s, measured over the same scale.
+void near_member(Comparison& out, const StepCapture& candidate, const StepCapture& member, size_t m,
+                 const Tolerance& tolerance, const UpdateReplay* replay) {
+    const Comparison from = measure(candidate, member, member.anchored.get(), tolerance, replay);
+    if (!from.problem.empty()) return;
+    std::map<std::string, double> max_abs;
+    for (const auto& d : from.differences) max_abs[d.quantity] = d.max_abs;
+    for (Difference& d : out.differences) {
+        if (!d.out_of_bounds() || d.quantity.rfind("update ", 0) == 0) continue;
+        auto it = max_abs.find(d.quantity);
+        if (it == max_abs.end() || !(it->second / d.scale <= d.tolerance)) continue;
+        d.member = static_cast<int>(m) + 1;
+        d.member_relative = it->second / d.scale;
+    }
+}
+
 }  // namespace
 
+std::vector<const StepCapture*> members_of(const std::vector<StepCapture>& captures, size_t count) {
+    std::vector<const StepCapture*> members;
+    for (size_t m = 0; m < std::min(count, captures.size()); ++m) members.push_back(&captures[m]);
+    return members;
+}
+
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const std::vector<StepCapture>* ensemble,
-                   const UpdateReplay* replay) {
+                   const Tolerance& tolerance, const std::vector<const StepCapture*>& ensemble,
+                   const UpdateReplay* replay, size_t spread_members) {
     // Without the candidate's gradients there is nothing to replay, for it or for the members
     // measured as it is.
     if (candidate.gradients.empty()) replay = nullptr;
-    Comparison out = measure(candidate, baseline, tolerance, replay);
+    Comparison out =
+        measure(candidate, baseline, candidate.anchored_baseline.get(), tolerance, replay);
     if (!out.problem.empty()) return out;
-    if (ensemble && !ensemble->empty()) {
+    out.members = static_cast<int>(ensemble.size());
+    if (!ensemble.empty()) {
         std::map<std::string, double> spread;
-        for (const StepCapture& member : *ensemble)
-            for (const auto& [quantity, distance] : distances(member, baseline, tolerance, replay))
+        for (size_t m = 0; m < std::min(spread_members, ensemble.size()); ++m)
+            for (const auto& [quantity, distance] :
+                 distances(*ensemble[m], baseline, tolerance, replay))
                 spread[quantity] = std::isfinite(distance)
                                        ? std::max(spread[quantity], distance)
                                        : std::numeric_limits<double>::infinity();
@@ -385,9 +423,24 @@ Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
     }
     for (Difference& d : out.differences)
         if (d.tolerance >= kJudgingTolerance) d.determined = false;
+    for (size_t m = 0; m < ensemble.size() && out_of_bounds_from(out) > 0; ++m)
+        near_member(out, candidate, *ensemble[m], m, tolerance, replay);
     out.pass = std::none_of(out.differences.begin(), out.differences.end(),
                             [](const Difference& d) { return d.out_of_bounds(); });
     return out;
+}
+
+Comparison compare_growing(const StepCapture& candidate, const StepCapture& baseline,
+                           const Tolerance& tolerance, const UpdateReplay* replay, int first,
+                           int last,
+                           const std::function<std::vector<const StepCapture*>(int n)>& members) {
+    for (int n = first;; ++n) {
+        const std::vector<const StepCapture*> ensemble = members(n);
+        Comparison out =
+            compare(candidate, baseline, tolerance, ensemble, replay, static_cast<size_t>(first));
+        if (out.pass || !out.problem.empty() || n >= last || static_cast<int>(ensemble.size()) < n)
+            return out;
+    }
 }
 
 }  // namespace harness::check

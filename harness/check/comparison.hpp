@@ -6,11 +6,16 @@
 #include "hb/plugin.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace harness::check {
+
+// The gradients of steps 2, 3, ... of every trainable tensor.
+using LaterGradients = std::vector<std::map<std::string, std::vector<float>>>;
 
 // What a check run captures: the loss of every step, every parameter gradient after step 1 (and
 // the input's), and every parameter and BN running statistic after the last step.
@@ -18,8 +23,8 @@ struct StepCapture {
     std::vector<double> losses;
     std::map<std::string, std::vector<float>> gradients;  // trainable tensors
     std::map<std::string, std::vector<float>> state;      // all tensors
-    // The gradients of steps 2, 3, ... (what the backend's later updates used).
-    std::vector<std::map<std::string, std::vector<float>>> later_gradients;
+    // What the backend's later updates used.
+    LaterGradients later_gradients;
     // The gradient of step 1's input batch; empty when the plugin cannot give it.
     std::vector<float> input_gradient;
     // Every tensor after step 1, where the capture has it (the BN running statistics are
@@ -29,8 +34,8 @@ struct StepCapture {
     // k"): this implementation's (`anchored`) and the baseline's (`anchored_baseline`), step k of
     // both computed from the same state after step k - 1 and on step k's batch: the backend's
     // state. A backend's are its own later_gradients; an ensemble member's are its own computed
-    // from the backend's states. Empty where the check has none (one step, or no gradients).
-    std::vector<std::map<std::string, std::vector<float>>> anchored, anchored_baseline;
+    // from the backend's states. Null where the check has none (one step, or no gradients).
+    std::shared_ptr<const LaterGradients> anchored, anchored_baseline;
 };
 
 // What every backend started from: with it, each trainable tensor's state after the last step is
@@ -87,17 +92,24 @@ struct Difference {
     // magnitude count as equal (the rounding of a stored value; "update" quantities only).
     double rounding = 0;
     int64_t undetermined = 0;  // elements left out (see compare)
-    bool within() const { return relative <= tolerance; }
+    // Where `relative` is over the tolerance and the value is within it of a member's of the
+    // ensemble instead: that member (from 1), and the distance from its value over `scale`.
+    int member = 0;
+    double member_relative = 0;
+    // The distance that judges it: from the baseline's value, or from that member's.
+    double judged() const { return member > 0 ? member_relative : relative; }
+    bool within() const { return judged() <= tolerance; }
     bool out_of_bounds() const { return determined && !within(); }
     // Over 1: out of bounds. An exact agreement is 0 even where the tolerance is 0 (every element
     // left out, or no rounding to allow for).
-    double ratio() const { return relative == 0 ? 0 : relative / tolerance; }
+    double ratio() const { return judged() == 0 ? 0 : judged() / tolerance; }
 };
 
 struct Comparison {
     std::vector<Difference> differences;  // every quantity, in a stable order
     Tolerance tolerance;
     bool pass = false;
+    int members = 0;      // of the rounding-noise ensemble it was compared with
     std::string problem;  // set when the captures cannot be compared (missing tensor, sizes)
     // Quantities the baseline has and the backend could not give, with why.
     std::vector<std::string> not_compared;
@@ -106,6 +118,10 @@ struct Comparison {
     const Difference* worst_relative() const;
     int undetermined_quantities() const;
 };
+
+// The first `count` of `captures` (all of them by default), as compare() takes an ensemble.
+std::vector<const StepCapture*> members_of(const std::vector<StepCapture>& captures,
+                                           size_t count = SIZE_MAX);
 
 // A quantity's tolerance is at least this many times the ensemble's spread.
 constexpr double kNoiseFactor = 5;
@@ -145,7 +161,7 @@ constexpr double kJudgingTolerance = 1.0;
 //   baseline step-1 gradient is within the gradient tolerance of zero (the direction RMSProp moves
 //   them is not determined in float32) are left out and counted as `undetermined`.
 //
-// `ensemble`, when given, is the rounding-noise ensemble (docs/conformance.md): captures of the
+// `ensemble`, when not empty, is the rounding-noise ensemble (docs/conformance.md): captures of the
 // same step computed by implementations that round differently from one another at the precision
 // the backend computes in (Tolerance::significand_bits). Each quantity's spread is the largest
 // distance of a member from the baseline, measured as the quantity is; its tolerance is then
@@ -153,9 +169,24 @@ constexpr double kJudgingTolerance = 1.0;
 // at least the math mode's fixed tolerance where Tolerance::floors_with_ensemble says so. A
 // quantity whose spread reaches kUndeterminedSpread, or whose tolerance reaches kJudgingTolerance,
 // is undetermined: reported with its spread, not a pass nor a mismatch. "update" quantities take no
-// noise: they compare the backend with itself, within the fixed `state` tolerance.
+// noise: they compare the backend with itself, within the fixed `state` tolerance. Only the first
+// `spread_members` of the ensemble measure the spread, so a tolerance does not widen with the
+// number of members drawn. Every member's value is a correct outcome as the baseline's is: a
+// quantity over its tolerance from the baseline's value is within bounds where it is within its
+// tolerance of one member's (Difference::member: a decision within rounding that the backend and
+// that member took). So a candidate that passes against some members passes against any ensemble
+// that holds them and measures the spread with the same ones.
 Comparison compare(const StepCapture& candidate, const StepCapture& baseline,
-                   const Tolerance& tolerance, const std::vector<StepCapture>* ensemble = nullptr,
-                   const UpdateReplay* replay = nullptr);
+                   const Tolerance& tolerance, const std::vector<const StepCapture*>& ensemble = {},
+                   const UpdateReplay* replay = nullptr, size_t spread_members = SIZE_MAX);
+
+// compare() against the first `first` members of an ensemble (`members(n)`: its first n), which
+// measure the spread, then, while the candidate does not pass, against one more at a time up to
+// `last`: the verdict that `last` members give, from as few as hold it (Comparison::members).
+// Stops where `members(n)` gives fewer than n.
+Comparison compare_growing(const StepCapture& candidate, const StepCapture& baseline,
+                           const Tolerance& tolerance, const UpdateReplay* replay, int first,
+                           int last,
+                           const std::function<std::vector<const StepCapture*>(int n)>& members);
 
 }  // namespace harness::check
