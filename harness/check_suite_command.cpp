@@ -37,7 +37,8 @@ struct PreparedSuite {
 // batches on the device where the config has them on the host and the plugin cannot take them
 // from there.
 PreparedPart prepare_part(const check::SuitePart& part, const check::SuiteBackend& backend,
-                          bool host_placement) {
+                          const nlohmann::json& description) {
+    const bool host_placement = plugin_host::announces(description, "host_placement");
     PreparedPart p{part, check::with_backend(config::load_config(part.config.string()), backend),
                    ""};
     config::BackendEntry& entry = p.config.backends.front();
@@ -49,7 +50,7 @@ PreparedPart prepare_part(const check::SuitePart& part, const check::SuiteBacken
         entry.placement = HB_PLACEMENT_DEVICE;
         p.note = "batches on the device: the plugin cannot take them from host memory";
     }
-    plugin_host::check_entries_against_plugins(p.config, {0});
+    plugin_host::check_entries_against_plugins(p.config, {0}, {{backend.plugin, description}});
     return p;
 }
 
@@ -66,7 +67,6 @@ PreparedSuite prepare(const check::SuiteBackend& backend) {
         throw std::runtime_error(why);
     }
     const nlohmann::json description = plugin_host::describe_in_child(*file);
-    const bool host_placement = plugin_host::announces(description, "host_placement");
     const std::filesystem::path folder = check::check_config_folder();
     std::vector<check::SuitePart> parts = check::suite_parts(folder);
     check::OptionParts options;
@@ -76,7 +76,7 @@ PreparedSuite prepare(const check::SuiteBackend& backend) {
     PreparedSuite prepared;
     prepared.options_not_run = options.not_run;
     for (const auto& part : parts)
-        prepared.parts.push_back(prepare_part(part, backend, host_placement));
+        prepared.parts.push_back(prepare_part(part, backend, description));
     return prepared;
 }
 

@@ -130,19 +130,28 @@ TEST(HarnessCheckSuite, TheSameExecutorWithoutTheDefectIsConformant) {
 }
 
 // A defect behind an option's value other than its default passes every part with the defaults,
-// and fails the part that sets that value, on the config the option names.
+// and fails the part that sets that value, on the config the option names. A value the plugin
+// refuses when its session is created (HB_UNSUPPORTED) is that part SKIPPED, with the reason.
 TEST(HarnessCheckSuite, ADefectBehindAnOptionsValueIsNotConformant) {
     const auto bad =
         run_harness("check --suite defect_bn_epsilon_behind_option --quiet",
                     harness::testing::fake_plugins_env(), harness::testing::Stderr::discarded);
     EXPECT_EQ(bad.exit_code, 1) << bad.output;
     EXPECT_NE(bad.output.find("defect_bn_epsilon_behind_option on cpu: NOT CONFORMANT (check-tiny "
-                              "approximate_batchnorm=true MISMATCH; 8 of 9 parts pass)"),
+                              "approximate_batchnorm=true MISMATCH; 8 of 10 parts pass)"),
               std::string::npos)
         << bad.output;
-    EXPECT_NE(bad.output.find("  option values run: approximate_batchnorm=true\n"),
+    EXPECT_NE(bad.output.find("  option values run: approximate_batchnorm=true, "
+                              "vector_kernels=true\n"),
               std::string::npos)
         << bad.output;
+    const size_t refused = bad.output.find("\n  check-tiny vector_kernels=true ");
+    ASSERT_NE(refused, std::string::npos) << bad.output;
+    const std::string line =
+        bad.output.substr(refused + 1, bad.output.find('\n', refused + 1) - refused - 1);
+    EXPECT_NE(line.find(" SKIPPED "), std::string::npos) << line;
+    EXPECT_NE(line.find("refused: "), std::string::npos) << line;
+    EXPECT_NE(line.find("this executor has no vector kernels"), std::string::npos) << line;
     EXPECT_NE(bad.output.find("  options not checked: threads (timing only)\n"), std::string::npos)
         << bad.output;
 }

@@ -9,8 +9,8 @@
 
 namespace harness::plugin_host {
 
-void check_entries_against_plugins(config::RunConfig& config, const std::vector<int>& entries) {
-    std::map<std::string, std::optional<nlohmann::json>> described;  // by plugin; none: not found
+void check_entries_against_plugins(config::RunConfig& config, const std::vector<int>& entries,
+                                   std::map<std::string, std::optional<nlohmann::json>> described) {
     for (int index : entries) {
         config::BackendEntry& entry = config.backends[static_cast<size_t>(index)];
         entry.options_in_force = entry.options;

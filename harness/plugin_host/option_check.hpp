@@ -6,6 +6,11 @@
 
 #include "config/config.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace harness::plugin_host {
@@ -15,7 +20,9 @@ namespace harness::plugin_host {
 // loaded is left to the run, which reports it; one that declares no options has them checked by
 // its session as before. Each entry's options_in_force are its options and its plugin's declared
 // defaults of those left unset; an option whose unset meaning no value says (threads) only when
-// set.
-void check_entries_against_plugins(config::RunConfig& config, const std::vector<int>& entries);
+// set. `described` holds descriptions already made, by plugin (none: not found).
+void check_entries_against_plugins(
+    config::RunConfig& config, const std::vector<int>& entries,
+    std::map<std::string, std::optional<nlohmann::json>> described = {});
 
 }  // namespace harness::plugin_host

@@ -21,7 +21,8 @@
 //   last_max_pooling       max pooling sends the gradient to the last maximum of a tied window,
 //                          not the first
 //   bn_epsilon_behind_option  bn_epsilon, only with its option approximate_batchnorm: true (the
-//                          default is false); checked on check-tiny
+//                          default is false); checked on check-tiny. Its option vector_kernels:
+//                          true is refused (HB_UNSUPPORTED), as a value a device lacks
 #include "hb/cpu.hpp"
 #include "hb/graph.hpp"
 #include "hb/plugin.hpp"
@@ -49,6 +50,10 @@ std::vector<hb::OptionSpec> defect_options() {
     specs.push_back(hb::checked_on(
         hb::bool_option("approximate_batchnorm", false, "batch norm with eps 1e-3 (the defect)"),
         "check-tiny"));
+    specs.push_back(
+        hb::checked_on(hb::bool_option("vector_kernels", false,
+                                       "vector kernels (refused: this executor has none)"),
+                       "check-tiny"));
 #endif
     return specs;
 }
@@ -121,6 +126,8 @@ public:
         bn_epsilon_defect_ = true;
 #elif defined(DEFECT_bn_epsilon_behind_option)
         bn_epsilon_defect_ = options.get_bool("approximate_batchnorm");
+        if (options.get_bool("vector_kernels"))
+            throw hb::Error("vector_kernels: this executor has no vector kernels", HB_UNSUPPORTED);
 #endif
 #if defined(DEFECT_rmsprop_variant)
         const float initial_square_average = 0;
