@@ -340,7 +340,7 @@ CheckOutcome run_check(const config::RunConfig& config, const CheckRequest& requ
                 actual, expected, tolerance, &replay, kFirstMembers, kEnsembleSize, [&](int n) {
                     if (n == kFirstMembers + 1)
                         std::fprintf(stderr,
-                                     "%s: outside the tolerances of %d members; one more at a "
+                                     "%s: out of bounds against %d members; one more at a "
                                      "time, up to %d\n",
                                      name.c_str(), kFirstMembers, kEnsembleSize);
                     std::vector<StepCapture>* ensemble = ensemble_at(bits, n);
