@@ -6,7 +6,10 @@ counts, over every ordered pair of runs (i, j) and every backend, how often run 
 against the baseline holds run j's ratio, as `harness report RUN.csv --baseline B` prints both. A
 calibrated interval holds another estimate of equal spread about 83% of the time
 (P(|Z| < 1.96 / sqrt 2)). For comparison, the same count for one round alone: each run's first
-round, with the one-round bootstrap over its steps.
+round, with the one-round bootstrap over its steps; and the estimator before the rounds model
+(each backend paired with the baseline alone: Student's t over the rounds' log ratios of medians,
+R - 1 degrees of freedom), computed here from the same CSVs. Each with the median half-width of
+its intervals, as a share of the ratio.
 
   scripts/calibration.py OUT_DIR [--runs 6] [--config configs/hourglass2.yaml]
       [--backends onednn,libtorch-cpu,...] [--baseline libtorch-cpu] [-- RUN_ARGS...]
@@ -66,6 +69,44 @@ def one_round(report, baseline):
     return found
 
 
+# t(0.975, df): the paired estimator's quantiles for the few rounds a calibration runs.
+T975 = {1: 12.7062, 2: 4.3027, 3: 3.1824, 4: 2.7764, 5: 2.5706, 6: 2.4469, 7: 2.3646, 8: 2.3060,
+        9: 2.2622, 10: 2.2281}
+
+
+def paired_over_rounds(csv_path, baseline):
+    """Backend -> (ratio, lo, hi): Student's t over the rounds' log ratios of medians, each
+    backend paired with the baseline alone (the estimator before the rounds model)."""
+    with open(csv_path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["status"] == "ok" and r["median_ms"]]
+    medians = {}
+    for r in rows:
+        medians.setdefault(r["backend"], {})[r["round"]] = float(r["median_ms"])
+    found = {}
+    for backend, rounds in medians.items():
+        if backend == baseline:
+            continue
+        logs = [math.log(ms / medians[baseline][k]) for k, ms in rounds.items()
+                if k in medians.get(baseline, {})]
+        if len(logs) < 2 or len(logs) - 1 not in T975:
+            continue
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        half = T975[len(logs) - 1] * sd / math.sqrt(len(logs))
+        found[backend] = (math.exp(mean), math.exp(mean - half), math.exp(mean + half))
+    return found
+
+
+def median_half_width(estimates, backend):
+    """The median over runs of the interval's half-width, as a share of the ratio."""
+    widths = sorted(max(hi / ratio - 1, 1 - lo / ratio)
+                    for e in estimates if (x := e.get(backend)) for ratio, lo, hi in [x])
+    if not widths:
+        return float("nan")
+    mid = len(widths) // 2
+    return widths[mid] if len(widths) % 2 else (widths[mid - 1] + widths[mid]) / 2
+
+
 def first_round_copy(csv_path, out_path):
     """The run's first round alone, as a CSV and sidecar of one round."""
     with open(csv_path, newline="") as f:
@@ -108,7 +149,7 @@ def main():
     run_args = args.run_args or DEFAULT_RUN_ARGS
     os.makedirs(args.out_dir, exist_ok=True)
 
-    several, single = [], []
+    several, single, paired = [], [], []
     config_name = None
     for k in range(1, args.runs + 1):
         run_csv = os.path.join(args.out_dir, f"run-{k}.csv")
@@ -120,6 +161,7 @@ def main():
             config_name = next(csv.DictReader(f))["config_name"]
         several.append(over_rounds(harness(args.build, "report", run_csv, "--baseline",
                                            args.baseline), config_name))
+        paired.append(paired_over_rounds(run_csv, args.baseline))
         first = os.path.join(args.out_dir, f"run-{k}-round1.csv")
         first_round_copy(run_csv, first)
         single.append(one_round(harness(args.build, "report", first, "--baseline",
@@ -130,18 +172,32 @@ def main():
              f"{args.backends} {' '.join(run_args)}`; the share of ordered pairs of runs (i, j) "
              f"in which run i's 95% interval against `{args.baseline}` holds run j's ratio. "
              f"A calibrated interval: {100 * CALIBRATED:.0f}%.", "",
-             "| backend | pairs | over the rounds | one round (each run's first) |",
-             "|---|---:|---:|---:|"]
-    rounds_counts, round1_counts = coverage(several), coverage(single)
-    totals = [0, 0, 0, 0]
-    for backend in sorted(rounds_counts):
-        pairs, inside = rounds_counts[backend]
-        pairs1, inside1 = round1_counts.get(backend, (0, 0))
-        totals = [totals[0] + pairs, totals[1] + inside, totals[2] + pairs1, totals[3] + inside1]
-        lines.append(f"| {backend} | {pairs} | {inside} ({100 * inside / pairs:.0f}%) | "
-                     f"{inside1} of {pairs1} ({100 * inside1 / max(pairs1, 1):.0f}%) |")
-    lines.append(f"| all | {totals[0]} | {totals[1]} ({100 * totals[1] / max(totals[0], 1):.0f}%) "
-                 f"| {totals[3]} of {totals[2]} ({100 * totals[3] / max(totals[2], 1):.0f}%) |")
+             "| backend | pairs | over the rounds | half-width | paired over the rounds "
+             "(before the rounds model) | half-width | one round (each run's first) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    counts = [coverage(several), coverage(paired), coverage(single)]
+    totals = [[0, 0] for _ in counts]
+
+    def share(inside, pairs):
+        return f"{inside} ({100 * inside / max(pairs, 1):.0f}%)"
+
+    for backend in sorted(counts[0]):
+        cells = []
+        for n, (c, estimates) in enumerate(zip(counts, (several, paired, single))):
+            pairs, inside = c.get(backend, (0, 0))
+            totals[n] = [totals[n][0] + pairs, totals[n][1] + inside]
+            cells.append(share(inside, pairs))
+            if n < 2:
+                cells.append(f"{100 * median_half_width(estimates, backend):.1f}%")
+        lines.append(f"| {backend} | {counts[0][backend][0]} | " + " | ".join(cells) + " |")
+    all_widths = []
+    for estimates in (several, paired):
+        widths = sorted(max(hi / r - 1, 1 - lo / r) for e in estimates for r, lo, hi in e.values())
+        all_widths.append(f"{100 * widths[len(widths) // 2]:.1f}%" if widths else "-")
+    lines.append(f"| all | {totals[0][0]} | {share(totals[0][1], totals[0][0])} | {all_widths[0]} "
+                 f"| {share(totals[1][1], totals[1][0])} | {all_widths[1]} "
+                 f"| {share(totals[2][1], totals[2][0])} |")
+    rounds_counts = counts[0]
     lines += ["", "Each run's ratio over its rounds [95% interval]:", "",
               "| run | " + " | ".join(sorted(rounds_counts)) + " |",
               "|---|" + "---:|" * len(rounds_counts)]

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <utility>
 
@@ -118,13 +119,6 @@ Interval exp_of(const Interval& log_interval) {
     return {std::exp(log_interval.lo), std::exp(log_interval.hi)};
 }
 
-std::vector<double> positive_finite(const std::vector<double>& steps) {
-    std::vector<double> kept;
-    for (double s : steps)
-        if (s > 0 && std::isfinite(s)) kept.push_back(s);
-    return kept;
-}
-
 }  // namespace
 
 MannWhitney mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y,
@@ -153,13 +147,22 @@ MannWhitney mann_whitney_u(const std::vector<double>& x, const std::vector<doubl
     return result;
 }
 
+double round_figure(std::vector<double> steps) {
+    const size_t lower = (steps.size() - 1) / 2;
+    std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(lower),
+                     steps.end());
+    return steps[lower];
+}
+
 std::string ratio_and_interval(double ratio, const Interval& interval) {
     return interval.known()
                ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", ratio, interval.lo, interval.hi)
                : fmt::format("{:.2f}x", ratio);
 }
 
-double student_t_quantile(double p, double degrees_of_freedom) {
+namespace {
+
+double t_quantile(double p, double degrees_of_freedom) {
     const double v = degrees_of_freedom;
     // Past 1e7 degrees of freedom t is the normal distribution to 1e-7, and lgamma's difference
     // of two large numbers would lose more than that.
@@ -186,6 +189,17 @@ double student_t_quantile(double p, double degrees_of_freedom) {
         (central(mid) < target ? lo : hi) = mid;
     }
     return (p < 0.5 ? -1 : 1) * (lo + hi) / 2;
+}
+
+}  // namespace
+
+// Each quantile is 10^5 evaluations of the density; a report asks for few distinct ones, often.
+double student_t_quantile(double p, double degrees_of_freedom) {
+    thread_local std::map<std::pair<double, double>, double> known;
+    const auto key = std::pair{p, degrees_of_freedom};
+    if (auto it = known.find(key); it != known.end()) return it->second;
+    if (known.size() > 4096) known.clear();
+    return known[key] = t_quantile(p, degrees_of_freedom);
 }
 
 namespace {
@@ -218,8 +232,10 @@ Comparison compare(const std::vector<Round>& rounds, const std::string& stream) 
     double log_sum = 0, difference_sum = 0;
     std::vector<double> pooled, pooled_baseline, logs, differences_of_rounds;
     bool enough_steps = true;
+    const bool one_round = kept.size() == 1;
     for (const Round& r : kept) {
-        const double run = median(r.ms), baseline = median(r.baseline_ms);
+        const double run = one_round ? median(r.ms) : round_figure(r.ms),
+                     baseline = one_round ? median(r.baseline_ms) : round_figure(r.baseline_ms);
         log_sum += std::log(run / baseline);
         difference_sum += run - baseline;
         logs.push_back(std::log(run / baseline));
@@ -237,6 +253,7 @@ Comparison compare(const std::vector<Round>& rounds, const std::string& stream) 
         // the steps', decides, with Student's t for their few degrees of freedom.
         double difference_se = 0;
         c.ratio_interval = exp_of(student_interval(logs, c.log_standard_error));
+        c.degrees_of_freedom = count - 1;
         c.difference_interval = student_interval(differences_of_rounds, difference_se);
         return c;
     }
@@ -292,7 +309,7 @@ GeometricMean geometric_mean(const std::vector<const Comparison*>& comparisons) 
             for (double r : c->log_ratio_resamples)
                 v += (r - mean) * (r - mean) / (kBootstrapResamples - 1);
         } else {
-            fourth_over_df += v * v / (c->rounds - 1);
+            fourth_over_df += v * v / c->degrees_of_freedom;
         }
         if (!std::isfinite(v)) return g;
         variance += v;

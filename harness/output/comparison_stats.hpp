@@ -1,7 +1,8 @@
-// How much slower one run is than another, with its uncertainty (docs/statistics.md): the ratio of
-// median step times with, for one round, a seeded percentile bootstrap interval over its timed
-// steps and, over several rounds, Student's t interval over the rounds' ratios; the two-sided
-// Mann-Whitney U test; the geometric mean of ratios over configs.
+// How much slower one run is than another, with its uncertainty (docs/statistics.md): for one
+// round, the ratio of median step times with a seeded percentile bootstrap interval over its timed
+// steps; over several rounds, the geometric mean of the rounds' ratios of round figures with
+// Student's t interval (over the rounds here, over the rounds model in round_model.hpp); the
+// two-sided Mann-Whitney U test; the geometric mean of ratios over configs.
 #pragma once
 
 #include <cmath>
@@ -53,6 +54,11 @@ struct Round {
     std::vector<double> ms, baseline_ms;
 };
 
+// A round's figure over its timed steps (positive, non-empty): the lower median, the
+// ceil(n/2)-th smallest. A disturbed step only lengthens a step, so with n steps the figure stands
+// while fewer than n/2 + 1 of them are disturbed (one of two, one of three, two of four).
+double round_figure(std::vector<double> steps);
+
 // The p-quantile (0 < p < 1) of Student's t distribution with `degrees_of_freedom` (> 0, not
 // necessarily whole), by bisection on its distribution function, integrated by Simpson's rule.
 double student_t_quantile(double p, double degrees_of_freedom);
@@ -60,10 +66,11 @@ double student_t_quantile(double p, double degrees_of_freedom);
 // A run against a baseline. The ratio is time over the baseline's time: above 1 is slower.
 struct Comparison {
     int rounds = 0;  // rounds compared; 0 when there was nothing to compare
-    // The geometric mean over rounds of each round's ratio of medians (one round: the ratio).
+    // One round: the ratio of medians. Several: the geometric mean over rounds of each round's
+    // ratio of round figures (round_figure), or the rounds model's ratio.
     double ratio = std::numeric_limits<double>::quiet_NaN();
     Interval ratio_interval;  // kConfidenceLevel; unknown when a run has fewer than two steps
-    // The mean over rounds of each round's difference of medians, ms.
+    // The mean over rounds of each round's difference of figures (one round: of medians), ms.
     double difference_ms = std::numeric_limits<double>::quiet_NaN();
     Interval difference_interval;
     // Mann-Whitney over every step of every round, pooled; NaN when there was nothing to compare.
@@ -72,6 +79,9 @@ struct Comparison {
     // geometric_mean). Several: the standard error of the mean of the rounds' log ratios.
     std::vector<double> log_ratio_resamples;
     double log_standard_error = std::numeric_limits<double>::quiet_NaN();
+    // Of log_standard_error: the rounds less one, or the rounds model's residual degrees of
+    // freedom.
+    double degrees_of_freedom = 0;
 
     // The interval leaves out 1: the runs' medians differ.
     bool significant() const { return ratio_interval.known() && !ratio_interval.contains(1); }

@@ -1,6 +1,10 @@
 #include "output/round_comparison.hpp"
 
+#include "output/round_model.hpp"
+#include "output/stats.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace harness::output {
@@ -18,15 +22,46 @@ std::vector<BackendRounds> rounds_by_backend(const std::vector<BackendRun>& runs
     return backends;
 }
 
-Comparison compare_rounds(const BackendRounds& runs, const BackendRounds& baseline,
-                          const std::string& config_sha256) {
-    std::vector<Round> rounds;
-    for (const BackendRun* r : runs)
-        for (const BackendRun* b : baseline)
-            if (b->round == r->round && r->status == Status::ok && b->status == Status::ok)
-                rounds.push_back({r->samples_ms, b->samples_ms});
-    return compare(rounds, config_sha256 + " " + runs.front()->name() + " vs " +
-                               baseline.front()->name());
+std::vector<Comparison> compare_over_rounds(const std::vector<StepsByRound>& backends,
+                                            size_t baseline,
+                                            const std::vector<std::string>& streams) {
+    std::vector<Comparison> comparisons(backends.size());
+    std::vector<RoundCell> cells;
+    for (size_t i = 0; i < backends.size(); ++i)
+        for (const auto& [round, steps] : backends[i])
+            if (const auto kept = positive_finite(steps); !kept.empty())
+                cells.push_back({i, static_cast<size_t>(round), round_figure(kept)});
+    const std::vector<ModelRatio> model = fit_round_model(cells, backends.size(), baseline);
+    for (size_t i = 0; i < backends.size(); ++i) {
+        if (i == baseline) continue;
+        std::vector<Round> rounds;
+        for (const auto& [round, steps] : backends[i])
+            for (const auto& [base_round, base_steps] : backends[baseline])
+                if (base_round == round) rounds.push_back({steps, base_steps});
+        Comparison& c = comparisons[i] = compare(rounds, streams.at(i));
+        const ModelRatio& m = model[i];
+        if (c.rounds < 2 || !std::isfinite(m.log_standard_error)) continue;
+        const double t = student_t_quantile(1 - (1 - kConfidenceLevel) / 2, m.degrees_of_freedom);
+        c.ratio = std::exp(m.log_ratio);
+        c.ratio_interval = {std::exp(m.log_ratio - t * m.log_standard_error),
+                            std::exp(m.log_ratio + t * m.log_standard_error)};
+        c.log_standard_error = m.log_standard_error;
+        c.degrees_of_freedom = m.degrees_of_freedom;
+    }
+    return comparisons;
+}
+
+std::vector<Comparison> compare_rounds(const std::vector<BackendRounds>& backends, size_t baseline,
+                                       const std::string& config_sha256) {
+    std::vector<StepsByRound> steps(backends.size());
+    std::vector<std::string> streams;
+    for (size_t i = 0; i < backends.size(); ++i) {
+        for (const BackendRun* r : backends[i])
+            if (r->status == Status::ok) steps[i].emplace_back(r->round, r->samples_ms);
+        streams.push_back(config_sha256 + " " + backends[i].front()->name() + " vs " +
+                          backends[baseline].front()->name());
+    }
+    return compare_over_rounds(steps, baseline, streams);
 }
 
 double relative_half_width(const Comparison& c) {

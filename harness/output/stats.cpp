@@ -54,4 +54,11 @@ Stats compute_stats(const std::vector<double>& samples_ms, int64_t batch, int64_
     return s;
 }
 
+std::vector<double> positive_finite(const std::vector<double>& steps) {
+    std::vector<double> kept;
+    for (double s : steps)
+        if (s > 0 && std::isfinite(s)) kept.push_back(s);
+    return kept;
+}
+
 }  // namespace harness::output

@@ -10,4 +10,7 @@ namespace harness::output {
 // order statistics (numpy's default, Hyndman & Fan type 7).
 double percentile(const std::vector<double>& sorted, double p);
 
+// The steps that are positive finite numbers, in their order: the ones a comparison counts.
+std::vector<double> positive_finite(const std::vector<double>& steps);
+
 }  // namespace harness::output

@@ -207,6 +207,10 @@ std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& p
     const bool compared = baseline_group != groups.end() && groups.size() > 1;
     const bool targeted = compared && plan.target > 0;
 
+    const std::vector<Comparison> comparisons =
+        compared ? compare_rounds(groups, static_cast<size_t>(baseline_group - groups.begin()),
+                                  config_sha256)
+                 : std::vector<Comparison>();
     std::vector<Cells> rows;
     std::vector<BackendRun> backends;
     for (const auto& g : groups) {
@@ -217,7 +221,7 @@ std::string format_table(const std::vector<BackendRun>& runs, const RoundPlan& p
             if (&g == &*baseline_group) {
                 c[12] = "baseline";
             } else if (has_timings(backends.back())) {
-                const Comparison comparison = compare_rounds(g, *baseline_group, config_sha256);
+                const Comparison& comparison = comparisons[static_cast<size_t>(&g - &groups[0])];
                 c[12] = ratio_cell(comparison);
                 c[13] = target_cell(plan, comparison);
             }

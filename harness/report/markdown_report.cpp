@@ -1,12 +1,14 @@
 #include "report/markdown_report.hpp"
 
 #include "output/comparison_stats.hpp"
+#include "output/round_comparison.hpp"
 #include "report/markdown_cells.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -135,6 +137,8 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
     struct Group {
         const output::CsvRow* first;  // names the config and the backend
         std::vector<output::Round> rounds;
+        output::StepsByRound steps;                     // file index as the round
+        std::map<size_t, const output::CsvRow*> bases;  // file index -> its baseline row
         output::Comparison comparison;
     };
     std::vector<Group> groups;
@@ -152,14 +156,17 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
             auto [it, added] = index.emplace(key, groups.size());
             if (added) groups.push_back({&r, {}, {}});
             groups[it->second].rounds.push_back({*steps, *baseline_steps});
+            groups[it->second].steps.emplace_back(static_cast<int>(f), *steps);
+            groups[it->second].bases[f] = b;
             several_rounds = several_rounds || groups[it->second].rounds.size() > 1;
             configs.insert(key.first);
         }
     if (!several_rounds && configs.size() < 2) return "";
 
     std::string out = fmt::format(
-        "\n**Against {0} over every round given**: per config, the geometric mean of the rounds' "
-        "ratios of medians, its 95% interval over the rounds (Student's t), and the "
+        "\n**Against {0} over every round given**: per config, the ratio of each backend's "
+        "round figures (lower medians) to the baseline's with its 95% interval from the rounds "
+        "model of every backend of the config (Student's t on their pooled noise), and the "
         "Mann-Whitney p over every step; with several configs, each backend's geometric mean "
         "over them (docs/statistics.md).\n\n"
         "| config | backend | rounds | vs {0} [95% interval] | p | |\n"
@@ -167,8 +174,40 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
         cell(baseline));
     std::map<std::string, std::vector<const output::Comparison*>> by_backend;
     std::vector<std::string> backends;  // in order of appearance
+    // Each config's backends in one rounds model where they share their baseline rows (not
+    // where data-parallel rows have a baseline of their own rank count): as `harness run`'s
+    // table compares them.
+    for (const std::string& config : configs) {
+        std::vector<Group*> members;
+        for (auto& g : groups)
+            if (output::text_of(*g.first, "config_sha256") == config) members.push_back(&g);
+        const bool shared = std::all_of(members.begin(), members.end(), [&](const Group* g) {
+            for (const auto& [f, b] : g->bases)
+                for (const Group* other : members)
+                    if (auto it = other->bases.find(f); it != other->bases.end() && it->second != b)
+                        return false;
+            return true;
+        });
+        if (!shared) {
+            for (Group* g : members)
+                g->comparison = output::compare(g->rounds, stream_of(*g->first, baseline, ""));
+            continue;
+        }
+        std::vector<output::StepsByRound> steps{{}};
+        std::vector<std::string> streams{""};
+        std::map<size_t, const output::CsvRow*> bases;
+        for (const Group* g : members) {
+            steps.push_back(g->steps);
+            streams.push_back(stream_of(*g->first, baseline, ""));
+            bases.insert(g->bases.begin(), g->bases.end());
+        }
+        for (const auto& [f, b] : bases)
+            steps[0].emplace_back(static_cast<int>(f), *steps_of(files[f], *b));
+        const std::vector<output::Comparison> compared =
+            output::compare_over_rounds(steps, 0, streams);
+        for (size_t i = 0; i < members.size(); ++i) members[i]->comparison = compared[i + 1];
+    }
     for (auto& g : groups) {
-        g.comparison = output::compare(g.rounds, stream_of(*g.first, baseline, ""));
         const output::Comparison& c = g.comparison;
         const std::string backend = output::row_name(*g.first);
         out += fmt::format("| {} | {} | {} | {} | {} | {} |\n",

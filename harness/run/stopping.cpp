@@ -20,10 +20,8 @@ const char* to_string(Stop stop) {
     return "unknown";
 }
 
-bool reached_target(const output::RoundPlan& plan, const output::BackendRounds& runs,
-                    const output::BackendRounds& baseline, const std::string& config_sha256) {
-    return plan.target > 0 && output::relative_half_width(output::compare_rounds(
-                                  runs, baseline, config_sha256)) <= plan.target;
+bool reached_target(const output::RoundPlan& plan, const output::Comparison& comparison) {
+    return plan.target > 0 && output::relative_half_width(comparison) <= plan.target;
 }
 
 Stop stop_after(const output::RoundPlan& plan, int round, const std::vector<output::BackendRun>& runs,
@@ -36,13 +34,19 @@ Stop stop_after(const output::RoundPlan& plan, int round, const std::vector<outp
             return b.front()->name() == plan.baseline;
         });
         const bool compared = baseline != backends.end() && backends.size() > 1;
+        const std::vector<output::Comparison> comparisons =
+            compared
+                ? output::compare_rounds(backends, static_cast<size_t>(baseline - backends.begin()),
+                                         config_sha256)
+                : std::vector<output::Comparison>();
         bool all = compared;
-        for (const auto& b : backends) {
+        for (size_t i = 0; compared && i < backends.size(); ++i) {
+            const auto& b = backends[i];
             const bool ran = std::any_of(b.begin(), b.end(), [](const output::BackendRun* r) {
                 return r->status == output::Status::ok;
             });
-            if (!compared || &b == &*baseline || !ran) continue;
-            all = all && reached_target(plan, b, *baseline, config_sha256);
+            if (&b == &*baseline || !ran) continue;
+            all = all && reached_target(plan, comparisons[i]);
         }
         if (all) return Stop::target;
     }

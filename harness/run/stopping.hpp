@@ -21,9 +21,8 @@ const char* to_string(Stop stop);
 Stop stop_after(const output::RoundPlan& plan, int round, const std::vector<output::BackendRun>& runs,
                 const std::string& config_sha256, double elapsed_s, double round_s);
 
-// Whether `runs` against the plan's baseline has reached the plan's target: its interval over the
-// rounds is known and within the target.
-bool reached_target(const output::RoundPlan& plan, const output::BackendRounds& runs,
-                    const output::BackendRounds& baseline, const std::string& config_sha256);
+// Whether `comparison` (a backend against the plan's baseline) has reached the plan's target: its
+// interval is known and within the target.
+bool reached_target(const output::RoundPlan& plan, const output::Comparison& comparison);
 
 }  // namespace harness::run
