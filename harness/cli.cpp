@@ -106,6 +106,12 @@ int main_cli(int argc, char** argv) {
     run_cmd->add_option("--order-seed", run.order_seed,
                         "Seed of the rounds' orders (default: the config's run.order_seed, else "
                         "drawn and recorded)");
+    run_cmd
+        ->add_option("--interleave", run.interleave,
+                     "steps: each round's workers alive together, their timed steps taken in "
+                     "an order drawn anew; workers: one worker after another (default: the "
+                     "config's run.interleave, else steps)")
+        ->check(CLI::IsMember({"steps", "workers"}));
     run_cmd->add_option("--baseline", run.baseline,
                         "The backend the table compares the others with (default: the config's "
                         "run.baseline, else the first CPU entry)");

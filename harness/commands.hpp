@@ -19,6 +19,7 @@ struct RunArgs {
     std::optional<double> target;          // absent: the config's
     std::optional<double> budget_s;        // absent: the config's
     std::optional<uint64_t> order_seed;    // absent: the config's, else drawn
+    std::optional<std::string> interleave;  // "steps" or "workers"; absent: the config's
     std::optional<std::string> baseline;   // absent: the config's, else the first CPU entry
     std::string output;
     std::string dump_dir;

@@ -139,6 +139,7 @@ output::RoundPlan round_plan(const config::RunConfig& config, const RunArgs& arg
     plan.target = args.target.value_or(config.target);
     plan.budget_s = args.budget_s.value_or(config.budget_s);
     plan.baseline = baseline;
+    plan.paired_steps = args.interleave ? *args.interleave == "steps" : config.paired_steps;
     return plan;
 }
 

@@ -360,9 +360,10 @@ TEST(LoadConfig, BinaryGarbageIsNotEchoedRaw) {
 // The rounds of `run:` (docs/statistics.md, "Rounds in one run"), and each wrong one at its key.
 TEST(LoadConfig, TheRunsRoundsItsTargetBudgetAndBaseline) {
     const std::string backends = "backends:\n  - {plugin: reference}\n  - {plugin: onednn}\n";
-    const TempConfig good("run: {rounds: 3, max_rounds: 8, target: 0.02, budget: 600, "
-                          "order_seed: 17, baseline: onednn}\n" +
-                          backends);
+    const TempConfig good(
+        "run: {rounds: 3, max_rounds: 8, target: 0.02, budget: 600, "
+        "order_seed: 17, interleave: workers, baseline: onednn}\n" +
+        backends);
     const hc::RunConfig c = hc::load_config(good.path());
     EXPECT_EQ(c.rounds, 3);
     EXPECT_EQ(c.max_rounds, 8);
@@ -370,9 +371,10 @@ TEST(LoadConfig, TheRunsRoundsItsTargetBudgetAndBaseline) {
     EXPECT_EQ(c.budget_s, 600);
     EXPECT_EQ(c.order_seed, 17u);
     EXPECT_EQ(c.baseline, "onednn");
+    EXPECT_FALSE(c.paired_steps);
     const hc::RunConfig one = hc::load_config(data("minimal.yaml"));  // max_rounds 0: `rounds`
     EXPECT_TRUE(one.rounds == 1 && one.max_rounds == 0 && one.target == 0 && !one.order_seed &&
-                one.baseline.empty());
+                one.baseline.empty() && one.paired_steps);
 
     const TempConfig fewer("run: {rounds: 4, max_rounds: 2}\n" + backends);
     EXPECT_EQ(load_error(fewer.path()),
@@ -380,6 +382,10 @@ TEST(LoadConfig, TheRunsRoundsItsTargetBudgetAndBaseline) {
     const TempConfig whole("run: {target: 2}\n" + backends);
     EXPECT_NE(load_error(whole.path()).find(":1:15: key 'run.target': "), std::string::npos)
         << load_error(whole.path());
+    const TempConfig interleave("run: {interleave: layers}\n" + backends);
+    EXPECT_NE(load_error(interleave.path()).find(":1:19: key 'run.interleave': "),
+              std::string::npos)
+        << load_error(interleave.path());
     const TempConfig stranger("run: {baseline: torch}\n" + backends);
     EXPECT_EQ(load_error(stranger.path()),
               stranger.path() +

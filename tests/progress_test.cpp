@@ -151,7 +151,8 @@ TEST(ProgressLine, ShowsTheRoundAndItsEstimateCoversTheRoundsToCome) {
     const auto r = run_in_terminal(
         "run " + std::string(HB_SOURCE_DIR) +
             "/configs/check-tiny.yaml --backends reference --warmup 1 --iterations 3 --rounds 2 "
-            "--output " + (dir / "r.csv"),
+            "--interleave workers --output " +
+            (dir / "r.csv"),
         "TERM=xterm NO_COLOR=1 XDG_CACHE_HOME=" + (dir / "cache"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const size_t second = r.output.find("[round 2/2, 1/1] reference");
@@ -162,6 +163,21 @@ TEST(ProgressLine, ShowsTheRoundAndItsEstimateCoversTheRoundsToCome) {
     EXPECT_NE(r.output.find("reference (round 2/2): timed 3/3", second), std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("rounds: 2, as planned"), std::string::npos) << r.output;
+
+    // Paired steps: a worker's line until it waits for its first timed step, then one for the
+    // round's steps.
+    const auto paired = run_in_terminal(
+        "run " + std::string(HB_SOURCE_DIR) +
+            "/configs/check-tiny.yaml --backends reference,onednn --warmup 1 --iterations 3 "
+            "--rounds 2 --output " +
+            (dir / "p.csv"),
+        "TERM=xterm NO_COLOR=1 XDG_CACHE_HOME=" + (dir / "cache"));
+    ASSERT_EQ(paired.exit_code, 0) << paired.output;
+    EXPECT_NE(paired.output.find("reference (round 1/2): first step"), std::string::npos)
+        << paired.output;
+    EXPECT_NE(paired.output.find("round 2, paired steps of 2 backends: timed 6/6"),
+              std::string::npos)
+        << paired.output;
 }
 
 TEST(ProgressLine, CheckShowsTheBaselineTheEnsembleAndEachBackend) {

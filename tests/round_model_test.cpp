@@ -44,8 +44,9 @@ TEST(RoundModel, ARoundsSharedLevelLeavesTheRatiosExact) {
     EXPECT_EQ(c[1].rounds, 4);
     EXPECT_NEAR(c[1].ratio, 0.6, 1e-12);
     EXPECT_NEAR(c[2].ratio, 1.3, 1e-12);
-    EXPECT_NEAR(c[2].ratio_interval.lo, 1.3, 1e-9);
-    EXPECT_NEAR(c[2].ratio_interval.hi, 1.3, 1e-9);
+    // Within the least variance a backend is given (a sd of 1e-6 of the time).
+    EXPECT_NEAR(c[2].ratio_interval.lo, 1.3, 1e-5);
+    EXPECT_NEAR(c[2].ratio_interval.hi, 1.3, 1e-5);
     EXPECT_EQ(c[2].degrees_of_freedom, 12 - 3 - 3);
 }
 
@@ -72,7 +73,8 @@ TEST(RoundModel, ABackendOfFewerRoundsIsStillCompared) {
     const std::vector<Comparison> c = compare_over_rounds(backends, 0, streams(3));
     EXPECT_EQ(c[1].rounds, 2);
     EXPECT_TRUE(c[1].ratio_interval.known());
-    EXPECT_EQ(c[1].degrees_of_freedom, 10 - 3 - 3);
+    EXPECT_GT(c[1].degrees_of_freedom, 1);
+    EXPECT_LE(c[1].degrees_of_freedom, 10 - 3 - 3);  // at most the residual's
     EXPECT_TRUE(c[1].ratio_interval.contains(1.5));
 }
 
@@ -127,31 +129,34 @@ Coverage coverage(Simulation& s, size_t b, int runs) {
     return c;
 }
 
-// Six backends of equal noise: the 95% interval holds the truth about 95% of the time and the
-// next run's ratio about 83% (P(|Z| < 1.96 / sqrt 2)), however large the rounds' shared level.
+// Six backends of equal noise: the 95% interval holds the truth a little less than 95% of the
+// time (each backend's variance has few degrees of freedom of its own) and the next run's ratio
+// about 83% (P(|Z| < 1.96 / sqrt 2)), however large the rounds' shared level.
 TEST(RoundModel, IsCalibratedOnRoundsWithSharedAndOwnNoise) {
     for (double shared : {0.0, 0.1}) {
         Simulation s{std::vector<double>(6, 0.02), shared};
-        const int runs = 2000;
+        const int runs = 1000;
         const Coverage c = coverage(s, 3, runs);
-        EXPECT_GT(c.truth, runs * 93 / 100) << "shared " << shared;
+        EXPECT_GT(c.truth, runs * 90 / 100) << "shared " << shared;
         EXPECT_LT(c.truth, runs * 97 / 100) << "shared " << shared;
         EXPECT_GT(c.next_run, c.pairs * 78 / 100) << "shared " << shared;
-        EXPECT_LT(c.next_run, c.pairs * 88 / 100) << "shared " << shared;
+        EXPECT_LT(c.next_run, c.pairs * 90 / 100) << "shared " << shared;
     }
 }
 
-// Backends of unequal noise (one three times the others' sd): each backend's variance is drawn
-// towards the pooled one as far as the backends' spread allows (Smyth's empirical Bayes), which
-// with six backends of three rounds is not far. The noisy backend's interval holds the truth
-// about 85% of the time, the quiet ones' about 99%: the figures docs/statistics.md gives.
-TEST(RoundModel, UnequalNoiseCostsTheNoisyBackendCoverage) {
+// Backends of unequal noise (one three times the others' sd): each backend's own variance,
+// unbiased although the noisy one's noise reaches the others' residuals, drawn towards a common
+// one as far as the backends' spread allows (Smyth's empirical Bayes). Neither the noisy nor
+// the quiet backends' intervals fall far below 95%: about 92% and 91%, the figures
+// docs/statistics.md gives.
+TEST(RoundModel, UnequalNoiseKeepsEveryBackendsCoverage) {
     Simulation s{{0.02, 0.02, 0.02, 0.02, 0.02, 0.06}, 0.05};
-    const int runs = 2000;
+    const int runs = 1000;
     const Coverage noisy = coverage(s, 5, runs), quiet = coverage(s, 1, runs);
-    EXPECT_GT(noisy.truth, runs * 82 / 100);
-    EXPECT_LT(noisy.truth, runs * 90 / 100);
-    EXPECT_GT(quiet.truth, runs * 96 / 100);
+    EXPECT_GT(noisy.truth, runs * 88 / 100);
+    EXPECT_GT(quiet.truth, runs * 87 / 100);
+    EXPECT_LT(noisy.truth, runs * 97 / 100);
+    EXPECT_LT(quiet.truth, runs * 97 / 100);
 }
 
 }  // namespace

@@ -3,19 +3,27 @@
 // `harness report` reading the rounds of one file as the rounds of several.
 #include "harness_process.hpp"
 #include "output/csv_reader.hpp"
+#include "plugin_host/child_process.hpp"
+#include "run/live_worker.hpp"
+#include "run/paired_round.hpp"
 #include "run/round_order.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
+#include <thread>
 
 namespace {
 
 using harness::run::round_order;
+using harness::run::step_order;
 using harness::testing::run_harness;
 using harness::testing::TempDir;
 
@@ -46,6 +54,64 @@ TEST(RoundOrder, EveryBackendTakesEveryPlaceAsOften) {
     }
 }
 
+TEST(StepOrder, IsAPermutationThatTheSeedTheRoundAndTheSlotFix) {
+    for (size_t n : {0u, 1u, 2u, 6u}) {
+        std::vector<size_t> order = step_order(n, 42, 1, 0);
+        EXPECT_EQ(order, step_order(n, 42, 1, 0));
+        std::sort(order.begin(), order.end());
+        for (size_t i = 0; i < n; ++i) EXPECT_EQ(order[i], i);
+    }
+    EXPECT_NE(step_order(6, 42, 1, 0), step_order(6, 42, 1, 1));
+    EXPECT_NE(step_order(6, 42, 1, 0), step_order(6, 42, 2, 0));
+    EXPECT_NE(step_order(6, 42, 1, 0), step_order(6, 43, 1, 0));
+}
+
+// The CPU time of process `pid` so far (utime + stime), in clock ticks.
+long cpu_ticks(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i == 14) utime = std::stol(field);
+        if (i == 15) stime = std::stol(field);
+    }
+    return utime + stime;
+}
+
+// A paired worker waits stopped (SIGSTOP): however busy its threads were, it takes no CPU until
+// it is resumed.
+TEST(PairedSteps, AStoppedWorkerTakesNoCpu) {
+    harness::plugin_host::ChildProcess busy({"/bin/sh", "-c", "while :; do :; done"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    busy.send(SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const long stopped = cpu_ticks(busy.pid());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(cpu_ticks(busy.pid()), stopped);
+    busy.send(SIGCONT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_GT(cpu_ticks(busy.pid()), stopped);
+}
+
+// Workers are admitted beside others while the memory available holds 1.25 times the peak
+// expected of them: their own from an earlier round, else the largest seen.
+TEST(PairedSteps, MemoryAdmitsWhatTheAvailableMemoryHolds) {
+    harness::run::MemoryBook memory;
+    EXPECT_TRUE(memory.admits(0, 0));
+    EXPECT_TRUE(memory.admits(0, 3));  // nothing seen yet
+    const double available = harness::run::available_memory_bytes();
+    ASSERT_GT(available, 0);
+    memory.record(0, available / 2);
+    EXPECT_TRUE(memory.admits(1, 1));
+    memory.record(1, available);
+    EXPECT_FALSE(memory.admits(1, 1));
+    EXPECT_FALSE(memory.admits(2, 1));  // unseen: expected as large as the largest
+    EXPECT_TRUE(memory.admits(0, 1));
+    EXPECT_TRUE(memory.admits(2, 0));  // alone, always
+}
+
 class RoundsRun : public ::testing::Test {
 protected:
     // Three fake backends that name their worker's process, and one that never runs.
@@ -68,7 +134,9 @@ protected:
 TEST_F(RoundsRun, EachRoundRunsEveryBackendInAFreshWorkerInTheOrderItRecords) {
     const std::string config = write_config("run: {warmup: 0, iterations: 3}\n");
     const std::string csv = dir_ / "r.csv";
-    auto run = run_harness("run " + config + " --rounds 3 --order-seed 11 --output " + csv, env());
+    auto run = run_harness(
+        "run " + config + " --rounds 3 --order-seed 11 --interleave workers --output " + csv,
+        env());
     ASSERT_EQ(run.exit_code, 0) << run.output;
     EXPECT_NE(run.output.find("[round 3/3, 3/3]"), std::string::npos) << run.output;
 
@@ -96,6 +164,49 @@ TEST_F(RoundsRun, EachRoundRunsEveryBackendInAFreshWorkerInTheOrderItRecords) {
     for (size_t i = 0; i < rows.size(); ++i)
         EXPECT_EQ(std::to_string(sidecar.at("runs").at(i).at("round").get<int>()),
                   rows[i].at("round"));
+}
+
+// Paired steps (the default): in each round every worker is alive, and the timed steps go in
+// slots, one step of each worker per slot in the order step_order draws from the seed, recorded
+// in each row's step_sequence; the same seed takes them in the same order again.
+TEST_F(RoundsRun, PairedStepsInterleaveTheWorkersInTheOrderTheSeedDraws) {
+    const std::string config = write_config("run: {warmup: 1, iterations: 3}\n");
+    auto sequences = [&](const std::string& csv) {
+        auto run =
+            run_harness("run " + config + " --rounds 2 --order-seed 11 --output " + csv, env());
+        EXPECT_EQ(run.exit_code, 0) << run.output;
+        // (round, place in the round's sequence) -> backend
+        std::map<std::pair<int, int>, std::string> steps;
+        const nlohmann::json sidecar =
+            harness::testing::read_json(csv.substr(0, csv.size() - 4) + ".json");
+        EXPECT_TRUE(sidecar.at("provenance").at("rounds").at("paired_steps").get<bool>());
+        std::set<std::string> processes;
+        for (const auto& r : sidecar.at("runs")) {
+            if (r.at("status") != "ok") continue;
+            processes.insert(r.at("libraries").dump());
+            const auto places = r.at("step_sequence").get<std::vector<int>>();
+            EXPECT_EQ(places.size(), 3u);
+            for (int place : places)
+                steps[{r.at("round").get<int>(), place}] = r.at("backend").get<std::string>();
+        }
+        EXPECT_EQ(processes.size(), 6u) << "a worker served more than one round";
+        return steps;
+    };
+    const auto steps = sequences(dir_ / "r.csv");
+    ASSERT_EQ(steps.size(), 2u * 9);
+    const std::vector<std::string> names = {"a", "b", "unavailable", "c"};
+    for (int round = 1; round <= 2; ++round) {
+        std::vector<std::string> alive;  // in the order they started: the round's, less the one
+        for (size_t entry : round_order(names.size(), 11, round))
+            if (names[entry] != "unavailable") alive.push_back(names[entry]);
+        for (int slot = 0; slot < 3; ++slot) {
+            const std::vector<size_t> order = step_order(3, 11, round, slot);
+            for (int i = 0; i < 3; ++i)
+                EXPECT_EQ(steps.at({round, slot * 3 + i}), alive[order[static_cast<size_t>(i)]])
+                    << "round " << round << " slot " << slot;
+        }
+    }
+    EXPECT_EQ(sequences(dir_ / "again.csv"), steps);
 }
 
 // The config's run section chooses the rounds and the baseline; the table gives each backend's

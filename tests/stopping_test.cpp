@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -77,12 +78,53 @@ TEST(Stopping, StopsBeforeARoundThatWouldEndPastTheBudget) {
     for (int round = 1; round <= 5; ++round) {
         stream.add_round();
         const Stop stop = harness::run::stop_after(p, round, stream.runs(), "sha", round * 10.0, 10);
-        // The least rounds run whatever the budget; then 50 s + another 10 s round is past 55 s.
+        // 50 s + another 10 s round is past 55 s.
         EXPECT_EQ(stop, round < 5 ? Stop::no : Stop::budget) << "round " << round;
     }
-    const auto tight = plan(3, 50, 0, 5);
-    EXPECT_EQ(harness::run::stop_after(tight, 2, stream.runs(), "sha", 20, 10), Stop::no);
-    EXPECT_EQ(harness::run::stop_after(tight, 3, stream.runs(), "sha", 30, 10), Stop::budget);
+    // A budget is a budget: one too small for the least rounds stops the run before a round that
+    // would end past it, however few have run.
+    const auto tight = plan(3, 50, 0, 25);
+    EXPECT_EQ(harness::run::stop_after(tight, 1, stream.runs(), "sha", 10, 10), Stop::no);
+    EXPECT_EQ(harness::run::stop_after(tight, 2, stream.runs(), "sha", 20, 10), Stop::budget);
+}
+
+// A backend whose interval is within the target runs no more rounds, from the plan's least on;
+// a noisy one goes on, and the baseline is never done.
+TEST(Stopping, ABackendWithinTheTargetIsDoneBeforeTheOthers) {
+    std::mt19937_64 engine(3);
+    std::normal_distribution<double> normal(0, 1);
+    std::vector<BackendRun> runs;
+    auto add = [&](const std::string& name, int round, double ms) {
+        BackendRun r;
+        r.backend = name;
+        r.status = harness::output::Status::ok;
+        r.round = round;
+        r.samples_ms = {ms, ms * 1.001};
+        runs.push_back(r);
+    };
+    // Six rounds: with fewer, three backends' variances cannot be told apart, and each has the
+    // pooled one (docs/statistics.md, "The rounds model").
+    const auto p = plan(6, 50, 0.02, 0);
+    for (int round = 1; round <= 8; ++round) {
+        const double shared = std::exp(0.05 * normal(engine));
+        add("base", round, 100 * shared);
+        add("quiet", round, 130 * shared * std::exp(0.002 * normal(engine)));
+        add("noisy", round, 70 * shared * std::exp(0.2 * normal(engine)));
+        const auto done = harness::run::within_target(p, round, runs, "sha");
+        if (round < 6) {
+            EXPECT_TRUE(done.empty()) << "round " << round;
+        } else {
+            EXPECT_EQ(std::count(done.begin(), done.end(), "noisy"), 0) << "round " << round;
+            if (round == 8) {
+                EXPECT_EQ(done, std::vector<std::string>{"quiet"});
+            }
+        }
+    }
+    // The noisy backend keeps the run going; once it has stopped running, nothing waits for it.
+    EXPECT_EQ(harness::run::stop_after(p, 8, runs, "sha", 0, 0), Stop::no);
+    add("base", 9, 100);
+    add("quiet", 9, 130);
+    EXPECT_EQ(harness::run::stop_after(p, 9, runs, "sha", 0, 0), Stop::target);
 }
 
 TEST(Stopping, StopsAtTheMostRoundsAndWithoutABaselineNeverAtTheTarget) {

@@ -122,11 +122,13 @@ void read_data(const Field& field, RunConfig& c) {
 }
 
 constexpr int kMaxRounds = 1000;
+// run.interleave: the first is paired steps.
+const std::vector<std::string> kInterleave = {"steps", "workers"};
 
 // Returns where `baseline` is, which can only be checked once the backends are known.
 std::optional<Field> read_run(const Field& field, RunConfig& c) {
     const Section s(field, {"warmup", "iterations", "timeout", "rounds", "max_rounds", "target",
-                            "budget", "order_seed", "baseline"});
+                            "budget", "order_seed", "interleave", "baseline"});
     if (auto f = s.get("warmup")) c.warmup = read_int(*f, 0, kMaxWarmup);
     if (auto f = s.get("iterations")) c.iterations = read_int(*f, 1, kMaxIterations);
     if (auto f = s.get("timeout")) c.timeout_s = read_double(*f, kTimeout);
@@ -140,6 +142,7 @@ std::optional<Field> read_run(const Field& field, RunConfig& c) {
     if (auto f = s.get("target")) c.target = read_double(*f, kUnitOpen);
     if (auto f = s.get("budget")) c.budget_s = read_double(*f, kTimeout);
     if (auto f = s.get("order_seed")) c.order_seed = read_uint64(*f);
+    if (auto f = s.get("interleave")) c.paired_steps = read_choice(*f, kInterleave) == 0;
     auto baseline = s.get("baseline");
     if (baseline) c.baseline = read_string(*baseline);
     return baseline;

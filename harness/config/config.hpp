@@ -97,6 +97,9 @@ struct RunConfig {
     double target = 0;    // stop once every interval is within this share of its ratio; 0: none
     double budget_s = 0;  // start no round that would end past it; 0: none
     std::optional<uint64_t> order_seed;
+    // run.interleave: "steps" (true), each round's workers alive together and their timed steps
+    // interleaved, or "workers" (false), one worker after another (docs/statistics.md).
+    bool paired_steps = true;
     // The entry the run's table compares the others with; "": the first CPU entry.
     std::string baseline;
 

@@ -57,6 +57,9 @@ struct RoundPlan {
     // Once the rounds are over: why no other was run ("target", "budget", "max_rounds",
     // "nothing_ran"); "" while they run, and for an interrupted run.
     std::string stopped_by;
+    // Each round's workers alive together, their timed steps interleaved (docs/statistics.md,
+    // "Paired steps"); false: one worker after another.
+    bool paired_steps = false;
 };
 
 // Provenance shared by every row of one invocation.
@@ -134,6 +137,10 @@ struct BackendRun {
     std::vector<double> forward_ms, backward_ms, optimizer_ms;  // per timed step, when reported
     // Per timed step: the worker's CPU time (user + system, all its threads) during the step.
     std::vector<double> cpu_ms;
+    // Per timed step of a round of paired steps (docs/statistics.md, "Paired steps"): its place,
+    // from 0, in the round's sequence of every worker's timed steps; empty where the round ran
+    // its workers one after another.
+    std::vector<int> step_sequence;
     uint64_t peak_memory_bytes = 0;
     // The step's roofline bound on this machine at the row's thread count (docs/roofline.md);
     // 0 where none was measured (a GPU or data-parallel row, an interrupted run).

@@ -12,6 +12,9 @@ namespace {
 
 using Matrix = std::vector<std::vector<double>>;
 
+// The least variance a backend is given: a sd of 1e-6 of the time, far below any timing's noise.
+constexpr double kLeastVariance = 1e-12;
+
 // The inverse of symmetric `a` by Gauss-Jordan elimination with partial pivoting; none when a
 // pivot vanishes against the matrix's scale (a level the cells do not determine).
 std::optional<Matrix> inverse(Matrix a) {
@@ -81,10 +84,15 @@ double inverse_trigamma(double t) {
     return y;
 }
 
-// The prior degrees of freedom of the backends' variances `s2`, each with `df` (empirical Bayes,
-// Smyth 2004): how far their spread exceeds what their own degrees of freedom explain; infinite
-// when it does not.
-double prior_degrees_of_freedom(const std::vector<double>& s2, const std::vector<double>& df) {
+// The prior of the backends' variances `s2`, each with `df` (empirical Bayes, Smyth 2004): its
+// degrees of freedom, from how far the log variances spread beyond what their own degrees of
+// freedom explain (infinite when they do not), and its scale.
+struct Prior {
+    double df = std::numeric_limits<double>::infinity();
+    double variance = 0;
+};
+
+Prior variance_prior(const std::vector<double>& s2, const std::vector<double>& df) {
     const auto g = static_cast<double>(s2.size());
     std::vector<double> e;
     double mean = 0;
@@ -95,7 +103,12 @@ double prior_degrees_of_freedom(const std::vector<double>& s2, const std::vector
     double excess = 0;
     for (size_t i = 0; i < e.size(); ++i)
         excess += ((e[i] - mean) * (e[i] - mean) * g / (g - 1) - trigamma(df[i] / 2)) / g;
-    return excess > 0 ? 2 * inverse_trigamma(excess) : std::numeric_limits<double>::infinity();
+    Prior prior;
+    if (excess > 0) prior.df = 2 * inverse_trigamma(excess);
+    prior.variance = std::isfinite(prior.df)
+                         ? std::exp(mean + digamma(prior.df / 2) - std::log(prior.df / 2))
+                         : std::exp(mean);
+    return prior;
 }
 
 }  // namespace
@@ -127,6 +140,10 @@ std::vector<ModelRatio> fit_round_model(const std::vector<RoundCell>& given, siz
         if (c.round != *first_round) at.push_back(round_param.at(c.round));
         return at;
     };
+    const double df = static_cast<double>(cells.size()) - static_cast<double>(p);
+    if (!(df > 0.5)) return result;
+
+    // Least squares, every cell alike.
     Matrix normal(p, std::vector<double>(p, 0));
     std::vector<double> right(p, 0);
     for (const RoundCell& c : cells) {
@@ -142,44 +159,62 @@ std::vector<ModelRatio> fit_round_model(const std::vector<RoundCell>& given, siz
     for (size_t i = 0; i < p; ++i)
         for (size_t j = 0; j < p; ++j) level[i] += (*inv)[i][j] * right[j];
 
-    // Each cell's residual and leverage; a backend's squares over its share of the residual
-    // degrees of freedom (the sum of one less its cells' leverages) estimate its own variance.
+    // Each backend's own variance, unbiased although a noisy backend's noise reaches the others'
+    // residuals through the rounds' levels: the residuals are (I - H) y, so a backend's expected
+    // squares are sum over backends c of E[b][c] var[c], E[b][c] the sum of (I - H)[i][j]^2 over
+    // its cells i and c's cells j; solved for the variances. Its degrees of freedom, as a share of
+    // the residual's, are its cells' less their leverages.
     const size_t n = cells.size();
+    auto hat = [&](size_t i, size_t j) {
+        double h = 0;
+        for (size_t a : params_of(cells[i]))
+            for (size_t b : params_of(cells[j])) h += (*inv)[a][b];
+        return (i == j ? 1.0 : 0.0) - h;
+    };
+    Matrix expected(backends, std::vector<double>(backends, 0));
     std::vector<double> squares(backends, 0), shares(backends, 0);
     double total_squares = 0;
-    for (const RoundCell& c : cells) {
-        const auto at = params_of(c);
-        double fitted = 0, leverage = 0;
-        for (size_t i : at) {
-            fitted += level[i];
-            for (size_t j : at) leverage += (*inv)[i][j];
-        }
-        const double residual = std::log(c.figure_ms) - fitted;
-        const size_t b = c.backend;
-        squares[b] += residual * residual;
-        shares[b] += 1 - leverage;
+    for (size_t i = 0; i < n; ++i) {
+        double fitted = 0;
+        for (size_t a : params_of(cells[i])) fitted += level[a];
+        const double residual = std::log(cells[i].figure_ms) - fitted;
+        squares[cells[i].backend] += residual * residual;
+        shares[cells[i].backend] += hat(i, i);
         total_squares += residual * residual;
+        for (size_t j = 0; j < n; ++j) {
+            const double h = hat(i, j);
+            expected[cells[i].backend][cells[j].backend] += h * h;
+        }
     }
-    const double df = static_cast<double>(n) - static_cast<double>(p);
-    if (!(df > 0.5)) return result;
-    // Each backend's variance drawn towards the pooled one as far as their spread allows.
-    const double pooled = total_squares / df;
-    std::vector<double> own_s2, own_df;
+    const double pooled = std::max(total_squares / df, kLeastVariance);
+    std::vector<double> variance(backends, pooled), variance_df(backends, df);
     std::vector<size_t> own;
     for (size_t b = 0; b < backends; ++b)
-        if (shares[b] > 1e-9 && squares[b] > 0) {
-            own.push_back(b);
-            own_s2.push_back(squares[b] / shares[b]);
-            own_df.push_back(shares[b]);
+        if (shares[b] > 1e-9) own.push_back(b);
+    // With three backends or more whose variances spread beyond their own degrees of freedom,
+    // each one's is drawn towards the prior's as far as their spread allows; otherwise every
+    // backend has the pooled variance and the residual's degrees of freedom.
+    if (own.size() >= 3) {
+        Matrix system(own.size(), std::vector<double>(own.size(), 0));
+        for (size_t k = 0; k < own.size(); ++k)
+            for (size_t l = 0; l < own.size(); ++l) system[k][l] = expected[own[k]][own[l]];
+        if (const std::optional<Matrix> solve = inverse(system)) {
+            std::vector<double> own_s2(own.size(), 0), own_df;
+            for (size_t k = 0; k < own.size(); ++k) {
+                for (size_t l = 0; l < own.size(); ++l)
+                    own_s2[k] += (*solve)[k][l] * squares[own[l]];
+                own_s2[k] = std::max(own_s2[k], kLeastVariance);
+                own_df.push_back(shares[own[k]]);
+            }
+            const Prior prior = variance_prior(own_s2, own_df);
+            if (std::isfinite(prior.df))
+                for (size_t k = 0; k < own.size(); ++k) {
+                    variance[own[k]] = (prior.df * prior.variance + own_df[k] * own_s2[k]) /
+                                       (prior.df + own_df[k]);
+                    variance_df[own[k]] = std::min(df, prior.df + own_df[k]);
+                }
         }
-    const double prior = own.size() >= 3 ? prior_degrees_of_freedom(own_s2, own_df)
-                                         : std::numeric_limits<double>::infinity();
-    std::vector<double> variance(backends, pooled), variance_df(backends, df);
-    if (std::isfinite(prior))
-        for (size_t k = 0; k < own.size(); ++k) {
-            variance[own[k]] = (prior * pooled + own_df[k] * own_s2[k]) / (prior + own_df[k]);
-            variance_df[own[k]] = std::min(df, prior + own_df[k]);
-        }
+    }
 
     // The difference of a backend's level from the baseline's is a weighted sum of the cells'
     // logarithms (weights X A^-1 c); its variance sums each cell's weight squared times its

@@ -220,6 +220,7 @@ json to_json(const BackendRun& r) {
               {"backward_ms", numbers(r.backward_ms)},
               {"optimizer_ms", numbers(r.optimizer_ms)},
               {"cpu_ms", numbers(r.cpu_ms)},
+              {"step_sequence", r.step_sequence},
               {"peak_memory_bytes", r.peak_memory_bytes},
               {"manifest", manifest(r.manifest_json)},
               {"stats", stats_json(r.stats)},
@@ -283,6 +284,8 @@ BackendRun backend_run_from_json(const json& j) {
     r.loss_agreement_detail = j.value("loss_agreement_detail", std::string());
     r.log = j.value("log", std::string());
     if (j.contains("cpu_ms")) r.cpu_ms = numbers_from(j.at("cpu_ms"));
+    if (j.contains("step_sequence"))
+        r.step_sequence = j.at("step_sequence").get<std::vector<int>>();
     return r;
 }
 
@@ -312,9 +315,13 @@ json to_json(const Provenance& p) {
     for (const Ceilings& c : p.ceilings) j["ceilings"].push_back(to_json(c));
     j["step_cost"] = json::array();
     for (const KindCost& k : p.step_cost) j["step_cost"].push_back(to_json(k));
-    j["rounds"] = {{"min", p.rounds.min_rounds},    {"max", p.rounds.max_rounds},
-                   {"target", p.rounds.target},     {"budget_s", p.rounds.budget_s},
-                   {"baseline", p.rounds.baseline}, {"stopped_by", p.rounds.stopped_by}};
+    j["rounds"] = {{"min", p.rounds.min_rounds},
+                   {"max", p.rounds.max_rounds},
+                   {"target", p.rounds.target},
+                   {"budget_s", p.rounds.budget_s},
+                   {"baseline", p.rounds.baseline},
+                   {"stopped_by", p.rounds.stopped_by},
+                   {"paired_steps", p.rounds.paired_steps}};
     return j;
 }
 
@@ -344,7 +351,8 @@ Provenance provenance_from_json(const json& j) {
                     r.at("target").get<double>(),
                     r.at("budget_s").get<double>(),
                     r.at("baseline").get<std::string>(),
-                    r.at("stopped_by").get<std::string>()};
+                    r.at("stopped_by").get<std::string>(),
+                    r.value("paired_steps", false)};  // added with paired steps
     }
     for (const json& f : j.at("environment"))
         p.environment.push_back({f.at("check").get<std::string>(), f.at("state").get<std::string>(),

@@ -80,8 +80,8 @@ std::string find_executable(const std::string& name) {
     return "";
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal, int keep_fd,
-                           const std::string& stderr_path) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signal,
+                           const std::vector<int>& keep_fds, const std::string& stderr_path) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -110,7 +110,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int death_signa
                 close(log);
             }
         }
-        if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);
+        for (int fd : keep_fds)
+            if (fd >= 0) fcntl(fd, F_SETFD, 0);
         execve(args[0], args.data(), environ);
         const int error = errno;
         ssize_t written = write(report[1], &error, sizeof error);
@@ -144,7 +145,12 @@ ChildProcess::~ChildProcess() {
     }
 }
 
+void ChildProcess::send(int signal) {
+    if (pid_ > 0) kill(pid_, signal);
+}
+
 void ChildProcess::terminate(double grace_s) {
+    kill(pid_, SIGCONT);  // a stopped child must run to hear SIGTERM
     kill(pid_, SIGTERM);
     const sig_atomic_t interrupts = g_interrupted;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
@@ -161,13 +167,19 @@ void ChildProcess::terminate(double grace_s) {
 }
 
 ExitInfo ChildProcess::wait(double timeout_s, int watch_fd,
-                            const std::function<bool()>& on_readable) {
+                            const std::function<bool()>& on_readable,
+                            const std::function<bool()>& until) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto deadline = start + std::chrono::duration<double>(timeout_s);
     ExitInfo info;
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
     for (;;) {
+        if (until && until()) {
+            info.running = true;
+            info.elapsed_s = elapsed();
+            return info;
+        }
         int status = 0;
         pid_t r = waitpid(pid_, &status, WNOHANG);
         if (r == pid_) {

@@ -19,6 +19,7 @@ struct ExitInfo {
     int signal = 0;     // when signaled
     int exit_code = 0;  // when it exited normally
     double elapsed_s = 0;
+    bool running = false;  // wait() returned because its `until` held: the child goes on
 };
 
 std::string describe_signal(int signal);  // "signal 11 (Segmentation fault)"
@@ -35,12 +36,13 @@ std::string own_executable();
 class ChildProcess {
 public:
     // Starts argv[0] with the given arguments; stdin is /dev/null, stdout and stderr are inherited
-    // (stderr appended to `stderr_path` instead when given), and so is `keep_fd` when given (other
+    // (stderr appended to `stderr_path` instead when given), and so are `keep_fds` (other
     // descriptors the harness opened close-on-exec stay behind). The child is sent `death_signal`
     // when the harness dies, whatever killed it, so that no worker outlives it (SIGTERM lets a
     // launcher such as mpirun stop what it started).
     explicit ChildProcess(const std::vector<std::string>& argv, int death_signal = SIGKILL,
-                          int keep_fd = -1, const std::string& stderr_path = "");
+                          const std::vector<int>& keep_fds = {},
+                          const std::string& stderr_path = "");
     ~ChildProcess();  // kills the child if it is still running
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -49,9 +51,15 @@ public:
     // grace period of 3 s, SIGKILL) or the harness is interrupted (likewise, after 10 s, time for
     // a worker to finish its step and write what it measured; a second interrupt kills it at
     // once). Meanwhile `on_readable` is called whenever `watch_fd` has data or has closed; it
-    // returns false once there is nothing more to read.
+    // returns false once there is nothing more to read. With `until`, it returns as soon as
+    // `until` holds after a call of `on_readable`, the child still running (`running`).
     ExitInfo wait(double timeout_s, int watch_fd = -1,
-                  const std::function<bool()>& on_readable = {});
+                  const std::function<bool()>& on_readable = {},
+                  const std::function<bool()>& until = {});
+
+    pid_t pid() const { return pid_; }
+    // Sends `signal` to the child while it runs (SIGSTOP and SIGCONT for a paired worker).
+    void send(int signal);
 
 private:
     void terminate(double grace_s);

@@ -154,7 +154,7 @@ std::string over_rounds(const std::vector<ResultsFile>& files, const Baselines& 
             if (steps == nullptr || baseline_steps == nullptr) continue;
             const std::pair key{output::text_of(r, "config_sha256"), output::row_name(r)};
             auto [it, added] = index.emplace(key, groups.size());
-            if (added) groups.push_back({&r, {}, {}});
+            if (added) groups.push_back({&r, {}, {}, {}, {}});
             groups[it->second].rounds.push_back({*steps, *baseline_steps});
             groups[it->second].steps.emplace_back(static_cast<int>(f), *steps);
             groups[it->second].bases[f] = b;

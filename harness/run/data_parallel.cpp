@@ -125,7 +125,7 @@ void run_data_parallel(const WorkerJob& job, const config::RunConfig& config,
         training.finish(run);
         return;
     }
-    const bool stopped = time_steps(training, run, step, [&] { return world.any(stop()); });
+    const bool stopped = time_steps(training, run, step, [&](bool) { return world.any(stop()); });
     // The step of a data-parallel run is as slow as its slowest rank.
     run.warmup_ms = world.max_each(run.warmup_ms);
     run.samples_ms = world.max_each(run.samples_ms);

@@ -85,6 +85,7 @@ nlohmann::json job_json(const config::RunConfig& config, const WorkerJob& job) {
               {"ranks", job.ranks},
               {"same_batch", job.same_batch},
               {"progress_fd", job.progress_fd},
+              {"gate_fd", job.gate_fd},
               {"profile_steps", job.profiling.steps},
               {"trace_dir", job.profiling.trace_dir}};
     if (const auto& c = job.capture)
@@ -135,6 +136,7 @@ std::pair<config::RunConfig, WorkerJob> job_from_json(const nlohmann::json& in) 
         job.ranks = j.at("ranks").get<int>();
         job.same_batch = j.at("same_batch").get<bool>();
         job.progress_fd = j.at("progress_fd").get<int>();
+        job.gate_fd = j.at("gate_fd").get<int>();
         job.profiling.steps = j.at("profile_steps").get<int>();
         job.profiling.trace_dir = j.at("trace_dir").get<std::string>();
         if (j.contains("capture")) {

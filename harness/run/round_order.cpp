@@ -11,10 +11,11 @@
 
 namespace harness::run {
 
-std::vector<size_t> round_order(size_t n, uint64_t seed, int round) {
+namespace {
+
+std::vector<size_t> shuffled(size_t n, uint64_t seed, const std::string& stream) {
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});
-    const std::string stream = "round order " + std::to_string(round);
     uint64_t k = 0;
     // Uniform on 0 .. count-1: outputs below 2^32 mod count are drawn again.
     auto index = [&](uint32_t count) {
@@ -25,6 +26,16 @@ std::vector<size_t> round_order(size_t n, uint64_t seed, int round) {
     };
     for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[index(static_cast<uint32_t>(i))]);
     return order;
+}
+
+}  // namespace
+
+std::vector<size_t> round_order(size_t n, uint64_t seed, int round) {
+    return shuffled(n, seed, "round order " + std::to_string(round));
+}
+
+std::vector<size_t> step_order(size_t n, uint64_t seed, int round, int slot) {
+    return shuffled(n, seed, "step order " + std::to_string(round) + " " + std::to_string(slot));
 }
 
 uint64_t fresh_order_seed() {

@@ -14,6 +14,11 @@ namespace harness::run {
 // without bias by rejection. The same seed and round give the same order on every machine.
 std::vector<size_t> round_order(size_t n, uint64_t seed, int round);
 
+// The order of slot `slot` (0, 1, ...) of round `round`'s paired steps: a permutation of the n
+// workers with a timed step left (in the order they started), drawn as round_order draws, from the
+// stream (seed, "step order <round> <slot>") (docs/statistics.md, "Paired steps").
+std::vector<size_t> step_order(size_t n, uint64_t seed, int round, int slot);
+
 // A seed for a run that names none: from the clock and the process, recorded with the results.
 uint64_t fresh_order_seed();
 

@@ -7,6 +7,7 @@
 #include "plugin_host/child_process.hpp"
 #include "plugin_host/library_output.hpp"
 #include "plugin_host/scratch_dir.hpp"
+#include "run/paired_round.hpp"
 #include "run/progress.hpp"
 #include "run/provenance.hpp"
 #include "run/round_order.hpp"
@@ -64,7 +65,10 @@ std::string stop_text(const output::RoundPlan& plan, const RunOutcome& outcome) 
                 rounds, plan.baseline, 100 * plan.target);
         case Stop::budget:
             return fmt::format(
-                "rounds: stopped after {}: another would end past the budget of {}", rounds,
+                "rounds: stopped after {}{}: another would end past the budget of {}", rounds,
+                outcome.rounds < plan.min_rounds
+                    ? fmt::format(", fewer than the least {}", plan.min_rounds)
+                    : "",
                 duration_text(1000 * plan.budget_s));
         case Stop::nothing_ran:
             return fmt::format("rounds: stopped after {}: no backend ran to run again", rounds);
@@ -79,9 +83,8 @@ double flops_of(const ProgressPlan& p) {
     return (p.warmup + p.timed + p.profiled) * p.flops_per_step;
 }
 
-output::BackendRun run_one(const config::RunConfig& config, const RunRequest& request, int index,
-                           int ranks, int round, const fs::path& scratch,
-                           ProgressLine& progress) {
+WorkerJob job_of(const RunRequest& request, int index, int ranks, int round,
+                 const fs::path& scratch) {
     WorkerJob job;
     job.backend = index;
     job.overrides = request.overrides;
@@ -90,9 +93,7 @@ output::BackendRun run_one(const config::RunConfig& config, const RunRequest& re
     job.result_path =
         (scratch / fmt::format("worker-{}-{}-{}.json", round, index, ranks)).string();
     if (request.adjust_job) request.adjust_job(job);
-    return launch_worker(config, job,
-                         timeout_of(config, config.backends.at(static_cast<size_t>(index))),
-                         &progress);
+    return job;
 }
 
 }  // namespace
@@ -149,13 +150,26 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
     const std::vector<ProgressPlan> plans =
         progress.enabled() ? progress_plans(config, request, jobs) : std::vector<ProgressPlan>();
     std::vector<bool> repeated(jobs.size(), true);  // whether a job runs in the rounds to come
+    // Paired steps (docs/statistics.md): a timed run of rounds, each job one process.
+    const bool paired = plan.paired_steps && !one_round && !request.one_process &&
+                        !request.adjust_job && config.parallel.ranks.empty();
+    std::vector<int> iterations(jobs.size());
+    if (paired) {
+        const model::Graph graph = model::build_hourglass(config.model);
+        for (size_t i = 0; i < jobs.size(); ++i)
+            iterations[i] =
+                describe_entry(config, config.backends.at(static_cast<size_t>(jobs[i].entry)),
+                               request.overrides, graph)
+                    .iterations;
+    }
+    MemoryBook memory;
     const auto start = std::chrono::steady_clock::now();
-    double longest_round_s = 0;
     auto seconds_since = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     };
+    // The longest time each job's worker has taken the harness, for the next round's estimate.
+    std::vector<double> job_seconds(jobs.size(), 0);
     for (int round = 1; !outcome.interrupted; ++round) {
-        const auto round_start = std::chrono::steady_clock::now();
         outcome.rounds = round;
         // The rounds expected: the plan's least, or this one when past it.
         const int rounds = std::max(plan.min_rounds, round);
@@ -166,7 +180,7 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
             for (size_t i : round_order(jobs.size(), request.order_seed, round))
                 if (repeated[i]) order.push_back(i);
         }
-        for (size_t n = 0; n < order.size(); ++n) {
+        auto announce = [&](size_t n) {
             const auto [index, ranks] = jobs[order[n]];
             const auto& entry = config.backends.at(static_cast<size_t>(index));
             if (request.announce)
@@ -177,27 +191,17 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
                              ranks > 0
                                  ? fmt::format(", {} rank{}", ranks, ranks > 1 ? "s" : "").c_str()
                                  : "");
-            if (progress.enabled()) {
-                // The time left covers this round's later workers and every round still to come.
-                ProgressPlan job_plan = plans[order[n]];
-                for (size_t later = n + 1; later < order.size(); ++later)
-                    job_plan.later_flops += flops_of(plans[order[later]]);
-                for (size_t i = 0; i < jobs.size(); ++i)
-                    if (repeated[i]) job_plan.later_flops += (rounds - round) * flops_of(plans[i]);
-                progress.begin(one_round ? entry.name
-                                         : fmt::format("{} ({})", entry.name,
-                                                       round_text(plan, round)),
-                               job_plan);
-            }
-            output::BackendRun run =
-                run_one(config, request, index, ranks, round, scratch.path(), progress);
-            progress.end();
+        };
+        // A finished worker's row: kept, said and reported at once.
+        auto finished = [&](size_t job, output::BackendRun run, double seconds) {
+            job_seconds[job] = std::max(job_seconds[job], seconds);
             run.round = round;
-            if (round == 1) repeated[order[n]] = run.status == output::Status::ok;
+            if (round == 1) repeated[job] = run.status == output::Status::ok;
             if (request.on_finished) request.on_finished(run);
             if (request.announce)
-                std::fprintf(stderr, "      %s%s%s\n", output::to_string(run.status),
-                             run.message.empty() ? "" : ": ", run.message.c_str());
+                std::fprintf(stderr, "      %s%s%s%s\n", paired ? (run.name() + ": ").c_str() : "",
+                             output::to_string(run.status), run.message.empty() ? "" : ": ",
+                             run.message.c_str());
             // A failure's reason may be in what the libraries wrote; otherwise a count is enough.
             if (request.announce)
                 std::fputs(plugin_host::log_tail_for_console(
@@ -209,15 +213,77 @@ RunOutcome run_backends(const config::RunConfig& config, const RunRequest& reque
             output::fill_scaling_efficiency(outcome.runs);
             if (request.on_runs) request.on_runs(outcome.runs);
             reporter.report_runs(outcome.runs);
-            if (plugin_host::interrupted()) {
-                outcome.interrupted = true;
-                break;
+            if (plugin_host::interrupted()) outcome.interrupted = true;
+        };
+        if (paired) {
+            std::vector<PairedJob> round_jobs(jobs.size());
+            for (size_t i = 0; i < jobs.size(); ++i) {
+                const auto& entry = config.backends.at(static_cast<size_t>(jobs[i].entry));
+                round_jobs[i] = {job_of(request, jobs[i].entry, 0, round, scratch.path()),
+                                 iterations[i], timeout_of(config, entry)};
             }
+            size_t started = 0;
+            run_paired_round(
+                config, round_jobs, order, request.order_seed, round, memory, &progress,
+                {[&](size_t job) {
+                     const size_t n = started++;
+                     announce(n);
+                     if (progress.enabled()) {
+                         const auto& entry =
+                             config.backends.at(static_cast<size_t>(jobs[job].entry));
+                         progress.begin(fmt::format("{} ({})", entry.name, round_text(plan, round)),
+                                        plans[job]);
+                     }
+                 },
+                 finished});
+            if (plugin_host::interrupted()) outcome.interrupted = true;
+        }
+        for (size_t n = 0; n < order.size() && !paired; ++n) {
+            const auto [index, ranks] = jobs[order[n]];
+            const auto& entry = config.backends.at(static_cast<size_t>(index));
+            announce(n);
+            if (progress.enabled()) {
+                // The time left covers this round's later workers and every round still to come.
+                ProgressPlan job_plan = plans[order[n]];
+                for (size_t later = n + 1; later < order.size(); ++later)
+                    job_plan.later_flops += flops_of(plans[order[later]]);
+                for (size_t i = 0; i < jobs.size(); ++i)
+                    if (repeated[i]) job_plan.later_flops += (rounds - round) * flops_of(plans[i]);
+                progress.begin(one_round
+                                   ? entry.name
+                                   : fmt::format("{} ({})", entry.name, round_text(plan, round)),
+                               job_plan);
+            }
+            const auto worker_start = std::chrono::steady_clock::now();
+            output::BackendRun run =
+                launch_worker(config, job_of(request, index, ranks, round, scratch.path()),
+                              timeout_of(config, entry), &progress);
+            progress.end();
+            finished(order[n], std::move(run), seconds_since(worker_start));
+            if (outcome.interrupted) break;
         }
         if (outcome.interrupted) break;
-        longest_round_s = std::max(longest_round_s, seconds_since(round_start));
+        // A backend within the target runs no more rounds; the baseline runs while any other does.
+        const std::vector<std::string> done =
+            within_target(plan, round, outcome.runs, provenance.config_sha256);
+        std::vector<std::string> leaving;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            const std::string& name = config.backends.at(static_cast<size_t>(jobs[i].entry)).name;
+            if (repeated[i] && std::find(done.begin(), done.end(), name) != done.end()) {
+                repeated[i] = false;
+                leaving.push_back(name);
+            }
+        }
+        double next_round_s = 0;
+        for (size_t i = 0; i < jobs.size(); ++i)
+            if (repeated[i]) next_round_s += job_seconds[i];
         outcome.stop = stop_after(plan, round, outcome.runs, provenance.config_sha256,
-                                  seconds_since(start), longest_round_s);
+                                  seconds_since(start), next_round_s);
+        if (request.announce && outcome.stop == Stop::no && !leaving.empty())
+            std::fprintf(stderr,
+                         "rounds: %s within ±%g%% of %s ratio after round %d: not run again\n",
+                         fmt::format("{}", fmt::join(leaving, ", ")).c_str(), 100 * plan.target,
+                         leaving.size() == 1 ? "its" : "their", round);
         if (outcome.stop == Stop::no && std::none_of(repeated.begin(), repeated.end(),
                                                      [](bool again) { return again; }))
             outcome.stop = Stop::nothing_ran;

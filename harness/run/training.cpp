@@ -172,7 +172,7 @@ void Training::write_input_gradient(const std::string& dir) {
 }
 
 bool time_steps(Training& training, output::BackendRun& run,
-                const std::function<void(int, bool)>& step, const std::function<bool()>& stop) {
+                const std::function<void(int, bool)>& step, const std::function<bool(bool)>& stop) {
     const int total = run.warmup + run.iterations;
     int done = 0;
     auto phase_of = [&](int k) {
@@ -180,7 +180,7 @@ bool time_steps(Training& training, output::BackendRun& run,
                               : StepEvent{"timed", k - run.warmup, run.iterations};
     };
     send_step_event(phase_of(0));
-    while (done < total && !stop()) {
+    while (done < total && !stop(done >= run.warmup)) {
         const bool timed = done >= run.warmup;
         step(done, timed);
         StepEvent finished = phase_of(done++);

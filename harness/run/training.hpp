@@ -69,10 +69,11 @@ struct Training {
     void write_input_gradient(const std::string& dir);
 };
 
-// The run's warm-up and timed steps, `step(k, timed)` each, until they are done or `stop()` says
-// so between two; then the session's figures and the statistics. True when it stopped early: the
-// row is `interrupted`, with the timed steps it completed and statistics from them.
+// The run's warm-up and timed steps, `step(k, timed)` each, until they are done or `stop(timed)`
+// says so before one (`timed`: whether that step is timed); then the session's figures and the
+// statistics. True when it stopped early: the row is `interrupted`, with the timed steps it
+// completed and statistics from them.
 bool time_steps(Training& training, output::BackendRun& run,
-                const std::function<void(int, bool)>& step, const std::function<bool()>& stop);
+                const std::function<void(int, bool)>& step, const std::function<bool(bool)>& stop);
 
 }  // namespace harness::run

@@ -19,6 +19,9 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -92,6 +95,17 @@ void install_stop_handler() {
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGHUP, &action, nullptr);
+}
+
+// A paired worker's word to take its next timed step (WorkerJob::gate_fd): true for an 's'; a
+// closed gate, any other byte or a stop signal end its steps.
+bool gate_opens(int fd) {
+    char word = 0;
+    ssize_t got;
+    do {
+        got = read(fd, &word, 1);
+    } while (got < 0 && errno == EINTR && g_stop == 0);
+    return got == 1 && word == 's';
 }
 
 output::TraceMetadata trace_metadata(const config::RunConfig& config,
@@ -243,7 +257,9 @@ output::BackendRun run_job(const config::RunConfig& config, const WorkerJob& job
         } else {
             const bool stopped = time_steps(
                 training, run, [&](int k, bool timed) { training.step(k, timed, run); },
-                [] { return g_stop != 0; });
+                [&](bool timed) {
+                    return g_stop != 0 || (timed && job.gate_fd >= 0 && !gate_opens(job.gate_fd));
+                });
             if (!stopped && job.profiling.steps > 0)
                 profile_steps(training, library.can_profile(), config, job, run);
         }

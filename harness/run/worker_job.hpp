@@ -63,6 +63,9 @@ struct WorkerJob {
     bool same_batch = false;  // every rank trains on the same batch (the rank check)
     // Non-negative: the worker writes its step events here (run/step_events.hpp).
     int progress_fd = -1;
+    // Non-negative: before each timed step the worker reads one byte here, and takes the step
+    // only for an 's' (a paired worker, run/live_worker.hpp); the end of the pipe stops it.
+    int gate_fd = -1;
 };
 
 config::BackendEntry entry_for(const config::RunConfig& config, const WorkerJob& job);

@@ -4,17 +4,15 @@
 #include "output/run_json.hpp"
 #include "plugin_host/child_process.hpp"
 #include "plugin_host/library_output.hpp"
+#include "run/event_pipe.hpp"
 #include "run/job_file.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -52,44 +50,6 @@ std::optional<output::BackendRun> rank_failure(const WorkerJob& job) {
     return std::nullopt;
 }
 
-// The pipe a worker's step events come through; the harness keeps the read end.
-class EventPipe {
-public:
-    EventPipe() {
-        if (pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
-    }
-    ~EventPipe() {
-        for (int fd : fds_)
-            if (fd >= 0) close(fd);
-    }
-    EventPipe(const EventPipe&) = delete;
-    EventPipe& operator=(const EventPipe&) = delete;
-    bool open() const { return fds_[0] >= 0; }
-    int read_fd() const { return fds_[0]; }
-    int write_fd() const { return fds_[1]; }
-    void close_write() {
-        close(fds_[1]);
-        fds_[1] = -1;
-    }
-    // Reads what is there and hands each whole line to `on_event`; false at the end of the pipe.
-    template <typename OnEvent>
-    bool read_events(const OnEvent& on_event) {
-        char buffer[4096];
-        const ssize_t got = read(fds_[0], buffer, sizeof buffer);
-        if (got <= 0) return got < 0 && errno == EINTR;
-        pending_.append(buffer, static_cast<size_t>(got));
-        for (size_t end; (end = pending_.find('\n')) != std::string::npos;) {
-            if (auto event = parse_step_event(pending_.substr(0, end))) on_event(*event);
-            pending_.erase(0, end + 1);
-        }
-        return true;
-    }
-
-private:
-    int fds_[2];
-    std::string pending_;
-};
-
 plugin_host::ExitInfo run_child(const config::RunConfig& config, const WorkerJob& job,
                                 double timeout_s, const std::string& mpirun,
                                 ProgressLine* progress) {
@@ -102,40 +62,32 @@ plugin_host::ExitInfo run_child(const config::RunConfig& config, const WorkerJob
         write_job_file(job_file, config, job);
         // What mpirun itself says (a rank that cannot start) joins the ranks' log.
         plugin_host::ChildProcess child(
-            worker_arguments(harness, job_file, job, config, mpirun), death_signal, -1,
-            mpirun.empty() ? "" : plugin_host::log_path_of(job.result_path));
+            worker_arguments(harness, job_file, job, config, mpirun), death_signal,
+            std::vector<int>(), mpirun.empty() ? "" : plugin_host::log_path_of(job.result_path));
         return child.wait(timeout_s);
     }
     WorkerJob watched = job;
     watched.progress_fd = events.write_fd();
     write_job_file(job_file, config, watched);
     plugin_host::ChildProcess child(worker_arguments(harness, job_file, watched, config, mpirun),
-                                    death_signal, events.write_fd());
+                                    death_signal, std::vector<int>{events.write_fd()});
     events.close_write();
     return child.wait(timeout_s, events.read_fd(), [&] {
         return events.read_events([&](const StepEvent& e) { progress->update(e); });
     });
 }
 
-output::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& job,
-                              double timeout_s, ProgressLine* progress) {
-    // The row of a worker that wrote none.
-    auto unfinished = [&] {
-        output::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
-                                                model::build_hourglass(config.model));
-        if (job.ranks > 0) run.parallel.emplace().ranks = job.ranks;
-        return run;
-    };
-    std::string mpirun;
-    if (job.ranks > 1 && (mpirun = plugin_host::find_executable("mpirun")).empty()) {
-        output::BackendRun run = unfinished();
-        run.status = output::Status::skipped;
-        run.message = fmt::format(
-            "{} ranks need mpirun, which is not on PATH (scripts/setup.sh installs Open MPI)",
-            job.ranks);
-        return run;
-    }
-    const plugin_host::ExitInfo exit = run_child(config, job, timeout_s, mpirun, progress);
+// The row of a worker that wrote none.
+output::BackendRun unfinished(const config::RunConfig& config, const WorkerJob& job) {
+    output::BackendRun run = describe_entry(config, entry_for(config, job), job.overrides,
+                                            model::build_hourglass(config.model));
+    if (job.ranks > 0) run.parallel.emplace().ranks = job.ranks;
+    return run;
+}
+
+// The row of a worker that ended as `exit` says.
+output::BackendRun row_after_exit(const config::RunConfig& config, const WorkerJob& job,
+                                  const plugin_host::ExitInfo& exit, double timeout_s) {
     if (job.ranks > 1 && !exit.timed_out && !exit.interrupted)
         if (auto run = rank_failure(job)) return *run;
 
@@ -148,7 +100,7 @@ output::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& 
             return output::backend_run_from_json(nlohmann::json::parse(in));
         } catch (const std::exception& e) {
             if (exit.interrupted) return std::nullopt;
-            output::BackendRun run = unfinished();
+            output::BackendRun run = unfinished(config, job);
             run.status = output::Status::failed;
             run.message = std::string("unreadable worker result: ") + e.what();
             return run;
@@ -158,7 +110,7 @@ output::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& 
     if (!exit.timed_out) {
         if (auto run = written()) return *run;
     }
-    output::BackendRun run = unfinished();
+    output::BackendRun run = unfinished(config, job);
     if (exit.interrupted) {
         run.status = output::Status::interrupted;
         run.message = "interrupted before the worker wrote its result: no step kept";
@@ -186,7 +138,21 @@ output::BackendRun run_worker(const config::RunConfig& config, const WorkerJob& 
 
 output::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
                                  double timeout_s, ProgressLine* progress) {
-    output::BackendRun run = run_worker(config, job, timeout_s, progress);
+    std::string mpirun;
+    if (job.ranks > 1 && (mpirun = plugin_host::find_executable("mpirun")).empty()) {
+        output::BackendRun run = unfinished(config, job);
+        run.status = output::Status::skipped;
+        run.message = fmt::format(
+            "{} ranks need mpirun, which is not on PATH (scripts/setup.sh installs Open MPI)",
+            job.ranks);
+        return run;
+    }
+    return finish_row(config, job, run_child(config, job, timeout_s, mpirun, progress), timeout_s);
+}
+
+output::BackendRun finish_row(const config::RunConfig& config, const WorkerJob& job,
+                              const plugin_host::ExitInfo& exit, double timeout_s) {
+    output::BackendRun run = row_after_exit(config, job, exit, timeout_s);
     const std::string log = plugin_host::log_path_of(job.result_path);
     run.log = plugin_host::read_log(log);
     std::error_code ignored;

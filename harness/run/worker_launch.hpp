@@ -2,6 +2,7 @@
 
 #include "config/config.hpp"
 #include "output/record.hpp"
+#include "plugin_host/child_process.hpp"
 #include "run/worker_job.hpp"
 
 namespace harness::run {
@@ -14,6 +15,11 @@ class ProgressLine;  // run/progress.hpp
 // not inherit the pipe).
 output::BackendRun launch_worker(const config::RunConfig& config, const WorkerJob& job,
                                  double timeout_s, ProgressLine* progress = nullptr);
+
+// The row of `job`'s worker, which ended as `exit` says (its time limit having been `timeout_s`),
+// with what the libraries wrote; the worker's log and job file are removed.
+output::BackendRun finish_row(const config::RunConfig& config, const WorkerJob& job,
+                              const plugin_host::ExitInfo& exit, double timeout_s);
 
 // The time limit of a backend entry: its own, else the config's.
 double timeout_of(const config::RunConfig& config, const config::BackendEntry& entry);
