@@ -27,11 +27,26 @@ std::vector<Comparison> compare_over_rounds(const std::vector<StepsByRound>& bac
                                             const std::vector<std::string>& streams) {
     std::vector<Comparison> comparisons(backends.size());
     std::vector<RoundCell> cells;
-    for (size_t i = 0; i < backends.size(); ++i)
-        for (const auto& [round, steps] : backends[i])
-            if (const auto kept = positive_finite(steps); !kept.empty())
-                cells.push_back({i, static_cast<size_t>(round), round_figure(kept)});
-    const std::vector<ModelRatio> model = fit_round_model(cells, backends.size(), baseline);
+    // Each backend's least variance of a round's figure: its steps' spread about their round's
+    // mean (log scale, pooled over its rounds) over its steps a round.
+    std::vector<double> least(backends.size(), 0);
+    for (size_t i = 0; i < backends.size(); ++i) {
+        double squares = 0, df = 0, steps_seen = 0, rounds_seen = 0;
+        for (const auto& [round, steps] : backends[i]) {
+            const auto kept = positive_finite(steps);
+            if (kept.empty()) continue;
+            cells.push_back({i, static_cast<size_t>(round), round_figure(kept)});
+            const auto n = static_cast<double>(kept.size());
+            double mean = 0;
+            for (double x : kept) mean += std::log(x) / n;
+            for (double x : kept) squares += (std::log(x) - mean) * (std::log(x) - mean);
+            df += n - 1;
+            steps_seen += n;
+            ++rounds_seen;
+        }
+        if (df > 0) least[i] = squares / df / (steps_seen / rounds_seen);
+    }
+    const std::vector<ModelRatio> model = fit_round_model(cells, backends.size(), baseline, least);
     for (size_t i = 0; i < backends.size(); ++i) {
         if (i == baseline) continue;
         std::vector<Round> rounds;

@@ -114,8 +114,12 @@ Prior variance_prior(const std::vector<double>& s2, const std::vector<double>& d
 }  // namespace
 
 std::vector<ModelRatio> fit_round_model(const std::vector<RoundCell>& given, size_t backends,
-                                        size_t baseline) {
+                                        size_t baseline,
+                                        const std::vector<double>& least_variance) {
     std::vector<ModelRatio> result(backends);
+    auto least = [&](size_t b) {
+        return std::max(kLeastVariance, b < least_variance.size() ? least_variance[b] : 0.0);
+    };
     std::vector<RoundCell> cells;
     for (const RoundCell& c : given)
         if (c.backend < backends && c.figure_ms > 0 && std::isfinite(c.figure_ms))
@@ -203,7 +207,7 @@ std::vector<ModelRatio> fit_round_model(const std::vector<RoundCell>& given, siz
             for (size_t k = 0; k < own.size(); ++k) {
                 for (size_t l = 0; l < own.size(); ++l)
                     own_s2[k] += (*solve)[k][l] * squares[own[l]];
-                own_s2[k] = std::max(own_s2[k], kLeastVariance);
+                own_s2[k] = std::max(own_s2[k], least(own[k]));
                 own_df.push_back(shares[own[k]]);
             }
             const Prior prior = variance_prior(own_s2, own_df);
@@ -215,6 +219,8 @@ std::vector<ModelRatio> fit_round_model(const std::vector<RoundCell>& given, siz
                 }
         }
     }
+
+    for (size_t b = 0; b < backends; ++b) variance[b] = std::max(variance[b], least(b));
 
     // The difference of a backend's level from the baseline's is a weighted sum of the cells'
     // logarithms (weights X A^-1 c); its variance sums each cell's weight squared times its

@@ -31,8 +31,10 @@ struct ModelRatio {
 // and for each backend 0 .. backends - 1 its level less the baseline's with that difference's
 // standard error, from the pooled residual variance. A backend without a cell, or whose
 // difference the cells do not determine, has NaN; with no residual degree of freedom every
-// standard error is NaN.
+// standard error is NaN. No backend's variance is taken below `least_variance[backend]` (where
+// given): what the spread of its steps alone leaves in a round's figure.
 std::vector<ModelRatio> fit_round_model(const std::vector<RoundCell>& cells, size_t backends,
-                                        size_t baseline);
+                                        size_t baseline,
+                                        const std::vector<double>& least_variance = {});
 
 }  // namespace harness::output

@@ -4,6 +4,7 @@
 #include "run/progress.hpp"
 #include "run/worker_launch.hpp"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -64,21 +65,22 @@ LiveWorker::LiveWorker(const config::RunConfig& config, WorkerJob job, int itera
 template <typename Reached>
 bool LiveWorker::wait_for(const Reached& reached) {
     if (exit_) return false;
-    const plugin_host::ExitInfo info = child_->wait(
-        timeout_s_, events_.read_fd(),
-        [&] {
-            return events_.read_events([&](const StepEvent& e) {
-                if (e.phase == "timed") {
-                    ready_ = true;
-                    timed_done_ = e.done;
-                    if (e.last_ms >= 0) last_ms_ = e.last_ms;
-                }
-                if (progress_ && progress_->enabled() && !ready_) progress_->update(e);
-            });
-        },
-        reached);
+    auto read = [&] {
+        return events_.read_events([&](const StepEvent& e) {
+            if (e.phase == "timed") {
+                ready_ = true;
+                timed_done_ = e.done;
+                if (e.last_ms >= 0) last_ms_ = e.last_ms;
+            }
+            if (progress_ && progress_->enabled() && !ready_) progress_->update(e);
+        });
+    };
+    const plugin_host::ExitInfo info = child_->wait(timeout_s_, events_.read_fd(), read, reached);
     if (info.running) return true;
     exit_ = info;
+    // A worker may write its last events and exit before they are read: they are still there.
+    for (pollfd waiting{events_.read_fd(), POLLIN, 0}; poll(&waiting, 1, 0) > 0 && read();) {
+    }
     return false;
 }
 
@@ -98,10 +100,10 @@ double LiveWorker::step() {
         wait_for([] { return false; });
         return std::numeric_limits<double>::quiet_NaN();
     }
-    if (!wait_for([&] { return timed_done_ > before; }))
-        return std::numeric_limits<double>::quiet_NaN();
+    const bool running = wait_for([&] { return timed_done_ > before; });
+    if (timed_done_ <= before) return std::numeric_limits<double>::quiet_NaN();
     // Its last step: it finishes alone before any other worker steps again.
-    if (timed_done_ < iterations_)
+    if (running && timed_done_ < iterations_)
         child_->send(SIGSTOP);
     else
         wait_for([] { return false; });
