@@ -59,4 +59,19 @@ TEST(RunJson, RejectsUnknownStatusAndBadNumbers) {
     EXPECT_THROW(harness::output::backend_run_from_json(j), nlohmann::json::exception);
 }
 
+// A paired round's step_sequence round-trips; one that is not places from 0 is read without.
+TEST(RunJson, AStepSequenceRoundTripsAndAnInvalidOneIsLeftOut) {
+    harness::output::BackendRun r = full_run();
+    r.step_sequence = {0, 4, 7};
+    nlohmann::json j = harness::output::to_json(r);
+    EXPECT_EQ(harness::output::backend_run_from_json(nlohmann::json::parse(j.dump())).step_sequence,
+              r.step_sequence);
+    for (const nlohmann::json& bad :
+         {nlohmann::json::array({1.5}), nlohmann::json::array({-1}), nlohmann::json::array({1e300}),
+          nlohmann::json("0 4 7"), nlohmann::json::array({0, 18446744073709551615u})}) {
+        j["step_sequence"] = bad;
+        EXPECT_TRUE(harness::output::backend_run_from_json(j).step_sequence.empty()) << bad;
+    }
+}
+
 }  // namespace

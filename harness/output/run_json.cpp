@@ -284,8 +284,17 @@ BackendRun backend_run_from_json(const json& j) {
     r.loss_agreement_detail = j.value("loss_agreement_detail", std::string());
     r.log = j.value("log", std::string());
     if (j.contains("cpu_ms")) r.cpu_ms = numbers_from(j.at("cpu_ms"));
-    if (j.contains("step_sequence"))
-        r.step_sequence = j.at("step_sequence").get<std::vector<int>>();
+    // Places in a round's sequence: whole numbers from 0; a file with any other is read without.
+    if (j.contains("step_sequence") && j.at("step_sequence").is_array()) {
+        for (const json& place : j.at("step_sequence")) {
+            if (!place.is_number_integer() || place.get<int64_t>() < 0 ||
+                place.get<int64_t>() > std::numeric_limits<int>::max()) {
+                r.step_sequence.clear();
+                break;
+            }
+            r.step_sequence.push_back(static_cast<int>(place.get<int64_t>()));
+        }
+    }
     return r;
 }
 
