@@ -133,7 +133,7 @@ std::vector<harness::output::BackendRun> three_rounds() {
         const double scale = 1 + 0.01 * round;
         auto base = ok_run("base", {100 * scale, 101 * scale, 99 * scale, 100 * scale, 100 * scale});
         auto slow =
-            ok_run("slow", {190 * scale, 150 * scale, 151 * scale, 149 * scale, 150 * scale});
+            ok_run("slow", {152 * scale, 150 * scale, 151 * scale, 149 * scale, 150 * scale});
         base.round = slow.round = round;
         runs.push_back(round == 2 ? slow : base);
         runs.push_back(round == 2 ? base : slow);
@@ -158,8 +158,9 @@ TEST(Table, ABackendsRoundsAreOneLineWithItsRatioOverThem) {
     EXPECT_NE(t.find("  rounds  "), std::string::npos) << t;
     EXPECT_NE(t.find("  vs base\n"), std::string::npos) << t;
     EXPECT_NE(t.find("baseline"), std::string::npos) << t;
-    // Every round's ratio is 1.5: the interval over them is 1.5.
-    EXPECT_NE(t.find("1.500x [1.500, 1.500]"), std::string::npos) << t;
+    // Every round's ratio is 1.5: the interval over them is 1.5 give or take what the spread of
+    // the steps within each round leaves in its figure.
+    EXPECT_NE(t.find("1.500x [1.483, 1.517]"), std::string::npos) << t;
     EXPECT_EQ(t.find("within"), std::string::npos) << t;  // no target
     EXPECT_NE(t.find("slow: its first timed step was the slowest of its round in every round"),
               std::string::npos)
