@@ -96,6 +96,59 @@ TEST(TensorflowWire, BytesThatAreNoMessageAreRefused) {
     EXPECT_TRUE(wire::read_fields("").empty());
 }
 
+// A GraphDef's nodes are read with their inputs as written; a GraphDef of some of them keeps its
+// other fields; a node's identity does not depend on the order of its attribute map.
+TEST(TensorflowWire, AGraphsNodesAreReadFilteredAndMadeCanonical) {
+    auto attr = [](const std::string& key, int64_t value) {
+        return wire::Writer().text(1, key).message(2, wire::Writer().varint(3, uint64_t(value)));
+    };
+    const wire::Writer a = wire::Writer().text(1, "a").text(2, "Const");
+    const wire::Writer b = wire::Writer()
+                               .text(1, "gradients/b")
+                               .text(2, "AddN")
+                               .text(3, "a")
+                               .text(3, "a:1")
+                               .text(3, "^a")
+                               .message(5, attr("N", 2))
+                               .message(5, attr("T", 1));
+    const wire::Writer versions = wire::Writer().varint(1, 1882);
+    const std::string graph =
+        wire::Writer().message(1, a).message(1, b).message(4, versions).bytes();
+
+    const std::vector<wire::GraphNode> nodes = wire::graph_nodes(graph);
+    ASSERT_EQ(nodes.size(), 2u);
+    EXPECT_EQ(nodes[0].name, "a");
+    EXPECT_TRUE(nodes[0].inputs.empty());
+    EXPECT_EQ(nodes[1].name, "gradients/b");
+    EXPECT_EQ(nodes[1].inputs, (std::vector<std::string_view>{"a", "a:1", "^a"}));
+    EXPECT_EQ(nodes[1].bytes, b.bytes());
+
+    const std::string kept = wire::graph_with_nodes(graph, [](std::string_view name) {
+        return name.substr(0, 10) == "gradients/";
+    });
+    EXPECT_EQ(kept, wire::Writer().message(1, b).message(4, versions).bytes());
+
+    const wire::Writer reordered = wire::Writer()
+                                       .text(1, "gradients/b")
+                                       .text(2, "AddN")
+                                       .text(3, "a")
+                                       .text(3, "a:1")
+                                       .text(3, "^a")
+                                       .message(5, attr("T", 1))
+                                       .message(5, attr("N", 2));
+    EXPECT_NE(reordered.bytes(), b.bytes());
+    EXPECT_EQ(wire::canonical_node(reordered.bytes()), wire::canonical_node(b.bytes()));
+    const wire::Writer other = wire::Writer()
+                                   .text(1, "gradients/b")
+                                   .text(2, "AddN")
+                                   .text(3, "a")
+                                   .text(3, "a:1")
+                                   .text(3, "^a")
+                                   .message(5, attr("T", 1))
+                                   .message(5, attr("N", 3));
+    EXPECT_NE(wire::canonical_node(other.bytes()), wire::canonical_node(b.bytes()));
+}
+
 TEST(TensorflowTimeline, EachNodesPhaseComesFromItsPartOfTheGraphAndItsType) {
     using hb_tensorflow::classify;
     EXPECT_EQ(classify("pre.conv/conv", "Conv2D", 0).phase, HB_PHASE_FORWARD);
@@ -177,6 +230,56 @@ TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
     std::ifstream trace_file(std::filesystem::path(traces) / "check-tiny.tensorflow.json");
     const nlohmann::json trace = nlohmann::json::parse(trace_file);
     EXPECT_EQ(harness::testing::trace_problems(trace), std::vector<std::string>{});
+}
+
+// The first worker builds the gradients and stores them; the next imports the same nodes (its
+// graph's nodes by part and type are the same) and computes the same steps. A file that is not
+// the cache's is built over; HB_TENSORFLOW_CACHE=off builds every time and stores nothing.
+TEST(TensorflowGradientCache, TheFirstWorkerStoresTheGradientsAndTheNextImportsTheSameGraph) {
+    if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
+    TempDir dir;
+    const std::filesystem::path cache = dir / "cache";
+    const std::string env = "HB_TENSORFLOW_CACHE=" + cache.string();
+    auto rows = [&](const std::string& environment, int rounds) {
+        const std::string csv = dir / "r.csv";
+        auto r = run_harness("run " + std::string(HB_SOURCE_DIR) +
+                                 "/configs/check-tiny.yaml --backends tensorflow --warmup 1 "
+                                 "--iterations 2 --interleave workers --rounds " +
+                                 std::to_string(rounds) + " --output " + csv,
+                             environment);
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        std::ifstream sidecar(dir / "r.json");
+        return nlohmann::json::parse(sidecar)["runs"];
+    };
+    auto source = [](const nlohmann::json& row) {
+        return row["manifest"].value("gradients_source", "");
+    };
+
+    const nlohmann::json two = rows(env, 2);
+    ASSERT_EQ(two.size(), 2u);
+    EXPECT_EQ(source(two[0]).rfind("built by TF_AddGradients in ", 0), 0u) << source(two[0]);
+    EXPECT_NE(source(two[0]).find(", stored in " + cache.string()), std::string::npos)
+        << source(two[0]);
+    EXPECT_EQ(source(two[1]).rfind("imported from " + cache.string(), 0), 0u) << source(two[1]);
+    EXPECT_EQ(two[0]["manifest"]["graph_ops"], two[1]["manifest"]["graph_ops"]);
+    EXPECT_EQ(two[0]["losses"], two[1]["losses"]);
+
+    int files = 0;
+    for (const auto& f : std::filesystem::directory_iterator(cache)) {
+        std::ofstream(f.path(), std::ios::trunc) << "hb-tensorflow-gradients 1\nkey another\n";
+        ++files;
+    }
+    EXPECT_EQ(files, 1);
+    nlohmann::json one = rows(env, 1);
+    EXPECT_EQ(source(one[0]).rfind("built by TF_AddGradients in ", 0), 0u) << source(one[0]);
+    EXPECT_EQ(one[0]["losses"], two[0]["losses"]);
+
+    std::filesystem::remove_all(cache);
+    one = rows("HB_TENSORFLOW_CACHE=off", 1);
+    EXPECT_NE(source(one[0]).find("(no cache: HB_TENSORFLOW_CACHE off, or no HOME)"),
+              std::string::npos)
+        << source(one[0]);
+    EXPECT_FALSE(std::filesystem::exists(cache));
 }
 
 // An option TensorFlow would ignore fails its entry with the reason, and the run goes on.

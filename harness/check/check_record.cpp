@@ -1,6 +1,6 @@
 #include "check/check_record.hpp"
 
-#include "config/sha256.hpp"
+#include "hb/sha256.hpp"
 #include "output/atomic_file.hpp"
 #include "output/run_json.hpp"
 #include "plugin_host/plugin_search.hpp"
@@ -25,7 +25,7 @@ std::string file_sha256(const fs::path& path) {
     if (!in) return "";
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) return "";
-    return config::sha256_hex(bytes);
+    return hb::sha256_hex(bytes);
 }
 
 std::string home_dir() {

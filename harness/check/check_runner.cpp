@@ -1,6 +1,6 @@
 #include "check/check_runner.hpp"
 
-#include "config/sha256.hpp"
+#include "hb/sha256.hpp"
 #include "data/dump.hpp"
 #include "data/initial_state.hpp"
 #include "model/hourglass.hpp"
@@ -187,7 +187,7 @@ private:
             for (const auto& f : files)
                 bytes += f.filename().string() + '\0' + output::read_text(f.string());
         }
-        return config::sha256_hex(bytes);
+        return hb::sha256_hex(bytes);
     }
 
     const config::RunConfig& config_;

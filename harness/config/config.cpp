@@ -1,6 +1,6 @@
 #include "config/config.hpp"
 
-#include "config/sha256.hpp"
+#include "hb/sha256.hpp"
 #include "config/yaml_document.hpp"
 #include "config/yaml_fields.hpp"
 
@@ -355,7 +355,7 @@ RunConfig load_config(const std::string& path) {
 
     RunConfig c;
     c.path = path;
-    c.sha256 = sha256_hex(bytes);
+    c.sha256 = hb::sha256_hex(bytes);
     c.name = std::filesystem::path(path).stem().string();
 
     const Section s(

@@ -41,6 +41,7 @@ std::string Session::manifest_json() {
                                      ? "ResourceApplyRMSProp"
                                      : "Torch's RMSProp in TensorFlow ops")
         .add_string("gradients", "TF_AddGradients")
+        .add_string("gradients_source", step_.gradients_source)
         .add_string("kernels",
                     onednn_kernels_ > 0 ? "oneDNN (_Mkl ops)" : "TensorFlow's own (Eigen)")
         .add_string("onednn_environment", onednn_environment())

@@ -21,6 +21,14 @@ SessionHandle::~SessionHandle() {
     TF_DeleteSession(session_, status.get());
 }
 
+std::string graph_def_of(TF_Graph* graph) {
+    BufferPtr buffer(TF_NewBuffer());
+    Status status;
+    TF_GraphToGraphDef(graph, buffer.get(), status.get());
+    status.check("TF_GraphToGraphDef");
+    return std::string(static_cast<const char*>(buffer->data), buffer->length);
+}
+
 namespace {
 
 TensorPtr allocate(TF_DataType type, const std::vector<int64_t>& shape, size_t bytes) {

@@ -25,6 +25,9 @@ using StatusPtr = std::unique_ptr<TF_Status, Deleter<TF_Status, TF_DeleteStatus>
 using GraphPtr = std::unique_ptr<TF_Graph, Deleter<TF_Graph, TF_DeleteGraph>>;
 using TensorPtr = std::unique_ptr<TF_Tensor, Deleter<TF_Tensor, TF_DeleteTensor>>;
 using BufferPtr = std::unique_ptr<TF_Buffer, Deleter<TF_Buffer, TF_DeleteBuffer>>;
+using ImportOptionsPtr = std::unique_ptr<TF_ImportGraphDefOptions,
+                                         Deleter<TF_ImportGraphDefOptions,
+                                                 TF_DeleteImportGraphDefOptions>>;
 using OptionsPtr =
     std::unique_ptr<TF_SessionOptions, Deleter<TF_SessionOptions, TF_DeleteSessionOptions>>;
 
@@ -51,6 +54,9 @@ public:
 private:
     TF_Session* session_ = nullptr;
 };
+
+// The graph as a serialised GraphDef.
+std::string graph_def_of(TF_Graph* graph);
 
 // A float32 tensor of `shape` holding a copy of `data`, or uninitialised when `data` is null
 // (TF_AllocateTensor's aligned buffer).

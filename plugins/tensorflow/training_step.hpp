@@ -7,6 +7,7 @@
 // the IR layer each node was built for.
 #pragma once
 
+#include "gradient_cache.hpp"
 #include "hb/graph.hpp"
 #include "layouts.hpp"
 #include "options.hpp"
@@ -50,6 +51,7 @@ public:
     TF_Output input_gradient{};                  // when the settings ask for it
     std::vector<TF_Operation*> step_targets;     // the update and the running statistics
     std::vector<TF_Operation*> reset_optimizer;  // the slots' initial values
+    std::string gradients_source;  // built (in how long) or imported from the cache (which file)
 
     // The IR layer a node of this graph was built for (its first name component after
     // "gradients/" or "update/"), or -1.
@@ -61,6 +63,18 @@ private:
     void build_forward(TF_Output target);
     void build_gradients();
     void build_optimizer();
+
+    // What the gradients are asked for, layer by layer from the loss back: the layer's output
+    // differentiated with respect to `xs`, its inputs (IR values) then its trainable tensors.
+    struct GradientRequest {
+        int layer = 0;
+        std::vector<TF_Output> xs;
+        std::vector<int> x_values, x_tensors;
+    };
+    std::vector<GradientRequest> gradient_requests() const;
+    std::string requests_text(const std::vector<GradientRequest>& requests) const;
+    void add_gradients(const std::vector<GradientRequest>& requests);
+    void import_gradients(const GradientSection& section);
 
     void build_layer(const hb::Layer& layer, int index, TF_Output target);
     TF_Output mse_loss(const hb::Layer& layer, TF_Output y, TF_Output target);

@@ -1,5 +1,6 @@
 #include "wire.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace hb_tensorflow::wire {
@@ -26,6 +27,11 @@ constexpr int kAllStartMicros = 2;
 constexpr int kAllEndRelMicros = 5;
 constexpr int kTimelineLabel = 8;
 constexpr int kThreadId = 10;
+// GraphDef (graph.proto), NodeDef (node_def.proto).
+constexpr int kNode = 1;
+constexpr int kNodeDefName = 1;
+constexpr int kNodeDefInput = 3;
+constexpr int kNodeDefAttr = 5;
 constexpr int kAllStartNanos = 13;
 constexpr int kAllEndRelNanos = 16;
 
@@ -196,6 +202,71 @@ std::string op_type_of_label(std::string_view label) {
     const size_t from = eq + 3;
     const size_t paren = label.find('(', from);
     return std::string(label.substr(from, paren == std::string_view::npos ? paren : paren - from));
+}
+
+namespace {
+
+// A field as it was written, for a message copied field by field.
+void copy_field(Writer& to, const Field& f) {
+    switch (f.wire_type) {
+        case 0:
+            to.varint(f.number, f.value);
+            break;
+        case 2:
+            to.text(f.number, f.bytes);
+            break;
+        default:
+            throw std::runtime_error("protobuf message: field " + std::to_string(f.number) +
+                                     " of wire type " + std::to_string(f.wire_type) +
+                                     " where a GraphDef has none");
+    }
+}
+
+}  // namespace
+
+std::vector<GraphNode> graph_nodes(std::string_view graph_def) {
+    std::vector<GraphNode> nodes;
+    for (const Field& f : read_fields(graph_def)) {
+        if (f.number != kNode || f.wire_type != 2) continue;
+        GraphNode node;
+        node.bytes = f.bytes;
+        for (const Field& g : read_fields(f.bytes)) {
+            if (g.wire_type != 2) continue;
+            if (g.number == kNodeDefName) node.name = g.bytes;
+            if (g.number == kNodeDefInput) node.inputs.push_back(g.bytes);
+        }
+        nodes.push_back(node);
+    }
+    return nodes;
+}
+
+std::string graph_with_nodes(std::string_view graph_def,
+                             const std::function<bool(std::string_view name)>& keep) {
+    Writer out;
+    for (const Field& f : read_fields(graph_def)) {
+        if (f.number == kNode && f.wire_type == 2) {
+            std::string_view name;
+            for (const Field& g : read_fields(f.bytes))
+                if (g.number == kNodeDefName && g.wire_type == 2) name = g.bytes;
+            if (!keep(name)) continue;
+        }
+        copy_field(out, f);
+    }
+    return out.bytes();
+}
+
+std::string canonical_node(std::string_view node_def) {
+    Writer out;
+    std::vector<std::string_view> attributes;
+    for (const Field& f : read_fields(node_def)) {
+        if (f.number == kNodeDefAttr && f.wire_type == 2)
+            attributes.push_back(f.bytes);
+        else
+            copy_field(out, f);
+    }
+    std::sort(attributes.begin(), attributes.end());
+    for (std::string_view a : attributes) out.text(kNodeDefAttr, a);
+    return out.bytes();
 }
 
 }  // namespace hb_tensorflow::wire

@@ -2,10 +2,12 @@
 // read as protobuf's wire format: no protobuf library is needed at build or run time (TensorFlow
 // carries its own, of a version no Debian package matches). Field numbers are those of
 // tensorflow/core/protobuf/config.proto, rewriter_config.proto and
-// tensorflow/core/framework/step_stats.proto; docs/backends.md lists the ones used.
+// tensorflow/core/framework/step_stats.proto, graph.proto and node_def.proto; docs/backends.md
+// lists the ones used.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,5 +65,25 @@ std::vector<NodeStats> read_step_stats(std::string_view run_metadata);
 
 // The op type a timeline label names ("conv/Conv2D = Conv2D(x, w)" gives "Conv2D"), or "".
 std::string op_type_of_label(std::string_view label);
+
+// One NodeDef of a GraphDef: its name, its inputs as written ("x", "x:1", "^x" for a control
+// input) and the node's serialised bytes.
+struct GraphNode {
+    std::string_view name;
+    std::vector<std::string_view> inputs;
+    std::string_view bytes;
+};
+
+// The nodes of a serialised GraphDef, in order.
+std::vector<GraphNode> graph_nodes(std::string_view graph_def);
+
+// The GraphDef with only the nodes `keep` says yes to; its other fields (versions, library) as
+// they were.
+std::string graph_with_nodes(std::string_view graph_def,
+                             const std::function<bool(std::string_view name)>& keep);
+
+// A node's identity independent of how protobuf ordered its attribute map (whose order is not
+// kept from one process to another): its fields in order, its attributes sorted.
+std::string canonical_node(std::string_view node_def);
 
 }  // namespace hb_tensorflow::wire

@@ -1,12 +1,16 @@
-#include "config/sha256.hpp"
+// SHA-256 (FIPS 180-4): the identity of a file's bytes (a config's provenance, a plugin's build,
+// a cache's key).
+#pragma once
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
-namespace harness::config {
-namespace {
+namespace hb {
+namespace detail {
 
-constexpr std::array<uint32_t, 64> kRoundConstants = {
+inline constexpr std::array<uint32_t, 64> kSha256RoundConstants = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -16,27 +20,27 @@ constexpr std::array<uint32_t, 64> kRoundConstants = {
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-constexpr uint32_t rotr(uint32_t x, int n) {
+inline constexpr uint32_t rotr32(uint32_t x, int n) {
     return (x >> n) | (x << (32 - n));
 }
 
-void compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
+inline void sha256_compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
     std::array<uint32_t, 64> w{};
     for (int t = 0; t < 16; ++t) {
         w[t] = uint32_t{block[4 * t]} << 24 | uint32_t{block[4 * t + 1]} << 16 |
                uint32_t{block[4 * t + 2]} << 8 | uint32_t{block[4 * t + 3]};
     }
     for (int t = 16; t < 64; ++t) {
-        const uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
-        const uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+        const uint32_t s0 = rotr32(w[t - 15], 7) ^ rotr32(w[t - 15], 18) ^ (w[t - 15] >> 3);
+        const uint32_t s1 = rotr32(w[t - 2], 17) ^ rotr32(w[t - 2], 19) ^ (w[t - 2] >> 10);
         w[t] = w[t - 16] + s0 + w[t - 7] + s1;
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
     for (int t = 0; t < 64; ++t) {
-        const uint32_t sum1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+        const uint32_t sum1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25);
         const uint32_t choose = (e & f) ^ (~e & g);
-        const uint32_t t1 = k + sum1 + choose + kRoundConstants[t] + w[t];
-        const uint32_t sum0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+        const uint32_t t1 = k + sum1 + choose + kSha256RoundConstants[t] + w[t];
+        const uint32_t sum0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22);
         const uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
         const uint32_t t2 = sum0 + majority;
         k = g;
@@ -58,14 +62,15 @@ void compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
     h[7] += k;
 }
 
-}  // namespace
+}  // namespace detail
 
-std::string sha256_hex(const std::string& bytes) {
+// The digest of `bytes` as 64 lowercase hex digits.
+inline std::string sha256_hex(std::string_view bytes) {
     std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
     const size_t full = bytes.size() / 64 * 64;
-    for (size_t i = 0; i < full; i += 64) compress(h, data + i);
+    for (size_t i = 0; i < full; i += 64) detail::sha256_compress(h, data + i);
 
     // The padding: a 1 bit, zeros, then the message length in bits as a big-endian uint64,
     // filling one or two final blocks.
@@ -78,7 +83,7 @@ std::string sha256_hex(const std::string& bytes) {
     for (int i = 0; i < 8; ++i) {
         tail[tail_size - 1 - i] = static_cast<unsigned char>(bit_length >> (8 * i));
     }
-    for (size_t i = 0; i < tail_size; i += 64) compress(h, tail.data() + i);
+    for (size_t i = 0; i < tail_size; i += 64) detail::sha256_compress(h, tail.data() + i);
 
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
@@ -89,4 +94,4 @@ std::string sha256_hex(const std::string& bytes) {
     return out;
 }
 
-}  // namespace harness::config
+}  // namespace hb
