@@ -102,15 +102,19 @@ TEST(TensorflowWire, AGraphsNodesAreReadFilteredAndMadeCanonical) {
     auto attr = [](const std::string& key, int64_t value) {
         return wire::Writer().text(1, key).message(2, wire::Writer().varint(3, uint64_t(value)));
     };
+    // A node reading "a" three ways, with two attributes in the order given.
+    auto add_n = [&](const wire::Writer& first, const wire::Writer& second) {
+        return wire::Writer()
+            .text(1, "gradients/b")
+            .text(2, "AddN")
+            .text(3, "a")
+            .text(3, "a:1")
+            .text(3, "^a")
+            .message(5, first)
+            .message(5, second);
+    };
     const wire::Writer a = wire::Writer().text(1, "a").text(2, "Const");
-    const wire::Writer b = wire::Writer()
-                               .text(1, "gradients/b")
-                               .text(2, "AddN")
-                               .text(3, "a")
-                               .text(3, "a:1")
-                               .text(3, "^a")
-                               .message(5, attr("N", 2))
-                               .message(5, attr("T", 1));
+    const wire::Writer b = add_n(attr("N", 2), attr("T", 1));
     const wire::Writer versions = wire::Writer().varint(1, 1882);
     const std::string graph =
         wire::Writer().message(1, a).message(1, b).message(4, versions).bytes();
@@ -128,24 +132,10 @@ TEST(TensorflowWire, AGraphsNodesAreReadFilteredAndMadeCanonical) {
     });
     EXPECT_EQ(kept, wire::Writer().message(1, b).message(4, versions).bytes());
 
-    const wire::Writer reordered = wire::Writer()
-                                       .text(1, "gradients/b")
-                                       .text(2, "AddN")
-                                       .text(3, "a")
-                                       .text(3, "a:1")
-                                       .text(3, "^a")
-                                       .message(5, attr("T", 1))
-                                       .message(5, attr("N", 2));
+    const wire::Writer reordered = add_n(attr("T", 1), attr("N", 2));
     EXPECT_NE(reordered.bytes(), b.bytes());
     EXPECT_EQ(wire::canonical_node(reordered.bytes()), wire::canonical_node(b.bytes()));
-    const wire::Writer other = wire::Writer()
-                                   .text(1, "gradients/b")
-                                   .text(2, "AddN")
-                                   .text(3, "a")
-                                   .text(3, "a:1")
-                                   .text(3, "^a")
-                                   .message(5, attr("T", 1))
-                                   .message(5, attr("N", 3));
+    const wire::Writer other = add_n(attr("T", 1), attr("N", 3));
     EXPECT_NE(wire::canonical_node(other.bytes()), wire::canonical_node(b.bytes()));
 }
 
