@@ -48,7 +48,6 @@ Session::Session(const hb_session_desc& desc)
       settings_(parse_settings(desc)),
       step_(ir_, settings_) {
     session_ = std::make_unique<SessionHandle>(step_.get(), session_options(settings_).get());
-    run("the optimizer state's initial values", {}, {}, {}, step_.reset_optimizer);
     run_options_ = wire::traced_run_options();
 }
 
@@ -75,40 +74,55 @@ std::vector<TensorPtr> Session::run(const std::string& what, const std::vector<T
     return owned;
 }
 
-void Session::assign(const Variable& v, TF_Tensor* value, const std::string& what) {
-    run(what, {v.value}, {value}, {}, {v.assign});
+void Session::Assignments::add(const Variable& v, TensorPtr value) {
+    feeds.push_back(v.value);
+    values.push_back(std::move(value));
+    targets.push_back(v.assign);
+}
+
+void Session::assign(Assignments& a, const std::string& what) {
+    std::vector<TF_Tensor*> raw;
+    for (auto& v : a.values) raw.push_back(v.get());
+    run(what, a.feeds, raw, {}, a.targets);
+}
+
+void Session::reset_optimizer() {
+    if (optimizer_reset_) return;
+    run("the optimizer state's initial values", {}, {}, {}, step_.reset_optimizer);
+    optimizer_reset_ = true;
 }
 
 void Session::load_state(const float* const* tensors) {
-    std::vector<TF_Output> feeds;
-    std::vector<TensorPtr> values;
-    std::vector<TF_Operation*> targets;
+    Assignments a;
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
-        const hb::Tensor& t = ir_.tensors[i];
         const Variable& v = step_.state[i];
         TensorPtr value = float_tensor(v.shape, nullptr);
-        oihw_to_hwio(t, tensors[i], static_cast<float*>(TF_TensorData(value.get())));
-        feeds.push_back(v.value);
-        values.push_back(std::move(value));
-        targets.push_back(v.assign);
+        oihw_to_hwio(ir_.tensors[i], tensors[i], static_cast<float*>(TF_TensorData(value.get())));
+        a.add(v, std::move(value));
     }
-    std::vector<TF_Tensor*> raw;
-    for (auto& v : values) raw.push_back(v.get());
-    run("load_state", feeds, raw, {}, targets);
-    state_loaded_ = true;
+    // The optimizer's slots take their initial values in the same run (other variables): each
+    // new set of targets costs TensorFlow a pass over the whole graph.
+    if (!optimizer_reset_)
+        a.targets.insert(a.targets.end(), step_.reset_optimizer.begin(),
+                         step_.reset_optimizer.end());
+    assign(a, "load_state");
+    optimizer_reset_ = state_loaded_ = true;
     inspect();
 }
 
 void Session::load_optimizer_state(const float* const* square_averages) {
+    reset_optimizer();  // the other slots (momentum) keep their initial values
     const std::vector<int> slots = hb::trainable_slots(ir_);
+    Assignments a;
     for (size_t i = 0; i < ir_.tensors.size(); ++i) {
         if (slots[i] < 0) continue;
         const Variable& v = step_.square_average[i];
         TensorPtr value = float_tensor(v.shape, nullptr);
         oihw_to_hwio(ir_.tensors[i], square_averages[slots[i]],
                      static_cast<float*>(TF_TensorData(value.get())));
-        assign(v, value.get(), "load_optimizer_state");
+        a.add(v, std::move(value));
     }
+    assign(a, "load_optimizer_state");
 }
 
 void Session::set_batches(int32_t count, const float* const* inputs, const float* const* targets) {
@@ -126,16 +140,16 @@ void Session::set_batches(int32_t count, const float* const* inputs, const float
     }
     if (settings_.placement == HB_PLACEMENT_DEVICE) {
         // Every batch into the session's variables; each step then feeds only its index.
-        auto upload = [&](const Variable& v, const std::vector<std::vector<float>>& batches,
-                          const char* what) {
-            const std::vector<int64_t> shape = with_count(v.shape, count);
-            TensorPtr all = float_tensor(shape, nullptr);
+        Assignments a;
+        auto upload = [&](const Variable& v, const std::vector<std::vector<float>>& batches) {
+            TensorPtr all = float_tensor(with_count(v.shape, count), nullptr);
             auto* to = static_cast<float*>(TF_TensorData(all.get()));
             for (const auto& b : batches) to = std::copy(b.begin(), b.end(), to);
-            assign(v, all.get(), what);
+            a.add(v, std::move(all));
         };
-        upload(step_.inputs, host_inputs_, "set_batches (inputs)");
-        upload(step_.targets, host_targets_, "set_batches (targets)");
+        upload(step_.inputs, host_inputs_);
+        upload(step_.targets, host_targets_);
+        assign(a, "set_batches");
         host_inputs_.clear();
         host_targets_.clear();
     } else if (settings_.feed_float64) {
@@ -182,6 +196,7 @@ Session::Feeds Session::batch_feeds(int32_t batch) {
 }
 
 hb::StepResult Session::step(int32_t batch) {
+    reset_optimizer();
     std::vector<TF_Output> fetches{step_.loss};
     if (settings_.read_back)
         for (const TF_Output& g : step_.gradients)

@@ -48,7 +48,16 @@ private:
         std::vector<TF_Tensor*> raw;
     };
     Feeds batch_feeds(int32_t batch);
-    void assign(const Variable& v, TF_Tensor* value, const std::string& what);
+    // Values fed to variables' assignments, all given in one run.
+    struct Assignments {
+        std::vector<TF_Output> feeds;
+        std::vector<TensorPtr> values;
+        std::vector<TF_Operation*> targets;
+        void add(const Variable& v, TensorPtr value);
+    };
+    void assign(Assignments& a, const std::string& what);
+    // The optimizer's slots to their initial values, unless load_state has given them already.
+    void reset_optimizer();
     // Once both the state and the batches are in: one traced forward pass, to see what
     // TensorFlow runs (oneDNN's kernels, XLA's clusters) before anything is timed.
     void inspect();
@@ -58,7 +67,7 @@ private:
     Settings settings_;
     TrainingStep step_;
     std::unique_ptr<SessionHandle> session_;
-    bool state_loaded_ = false, batches_set_ = false, inspected_ = false;
+    bool optimizer_reset_ = false, state_loaded_ = false, batches_set_ = false, inspected_ = false;
     std::vector<std::vector<float>> host_inputs_, host_targets_;  // host placement, NHWC
     std::vector<std::vector<double>> wide_inputs_, wide_targets_;  // the same, feed_dtype float64
     std::vector<TensorPtr> last_gradients_;
