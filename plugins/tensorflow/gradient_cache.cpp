@@ -100,8 +100,7 @@ std::optional<GradientSection> GradientCache::load() const {
 void GradientCache::store(const GradientSection& section) const {
     std::error_code error;
     fs::create_directories(folder_, error);
-    if (error)
-        throw hb::Error("cannot create " + folder_.string() + ": " + error.message());
+    if (error) throw hb::Error("cannot create " + folder_.string() + ": " + error.message());
     const fs::path aside = file_.string() + "." + std::to_string(getpid()) + ".part";
     {
         std::ofstream out(aside, std::ios::binary | std::ios::trunc);

@@ -15,7 +15,8 @@ std::string name_of(TF_Output o) {
 }
 
 std::string seconds_since(std::chrono::steady_clock::time_point start) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     char text[32];
     std::snprintf(text, sizeof text, "%.1f s", s);
     return text;
@@ -69,7 +70,8 @@ void TrainingStep::build_gradients() {
         if (const std::optional<GradientSection> section = cache->load()) {
             const auto start = std::chrono::steady_clock::now();
             import_gradients(*section);
-            gradients_source = "imported from " + cache->file().string() + " in " + seconds_since(start);
+            gradients_source =
+                "imported from " + cache->file().string() + " in " + seconds_since(start);
             return;
         }
     const auto start = std::chrono::steady_clock::now();
@@ -89,7 +91,8 @@ void TrainingStep::build_gradients() {
             section.outputs.push_back(
                 {int(t), TF_OperationName(gradients[t].oper), gradients[t].index});
     if (input_gradient.oper)
-        section.outputs.push_back({-1, TF_OperationName(input_gradient.oper), input_gradient.index});
+        section.outputs.push_back(
+            {-1, TF_OperationName(input_gradient.oper), input_gradient.index});
     try {
         cache->store(section);
         gradients_source += ", stored in " + cache->file().string();
@@ -109,8 +112,7 @@ void TrainingStep::import_gradients(const GradientSection& section) {
     std::set<std::string_view> mapped;
     auto forward_op = [&](const std::string& name) {
         TF_Operation* op = TF_GraphOperationByName(g, name.c_str());
-        if (!op)
-            throw hb::Error("the cached gradients read '" + name + "', which the graph lacks");
+        if (!op) throw hb::Error("the cached gradients read '" + name + "', which the graph lacks");
         return op;
     };
     for (const wire::GraphNode& n : nodes)
