@@ -19,6 +19,11 @@ On the log scale (so each figure is a share of the time, in %):
   minutes that pairing leaves out of each round's ratios;
 - the ratio's spread: each backend's sd of its rounds' log ratios to the baseline.
 
+Then where a worker's time goes, per backend over its workers (the least and the most, in
+seconds): its set-up (the session: graph, state, batches), its warm-up steps, the first of them
+alone (a framework's graph optimisation, kernel choice and allocation), its timed steps, and
+their sum; what starting a worker costs against what it measures.
+
 With several files, each run is fitted on its own and the figures are pooled over them.
 """
 
@@ -152,7 +157,27 @@ def main():
     if within:
         print(f"Within a round, paired steps (sd of the slots' levels about their round's): "
               f"{pct(sum(within) / len(within))}")
+    print_worker_times(backends, [r for path in args.runs for r in sidecar_runs(path)])
     return 0
+
+
+def print_worker_times(backends, rows):
+    def span(xs):
+        lo, hi = min(xs) / 1000, max(xs) / 1000
+        return f"{lo:.1f} s" if round(lo, 1) == round(hi, 1) else f"{lo:.1f}-{hi:.1f} s"
+
+    print()
+    print("| backend | workers | set-up | warm-up | its first step | timed | worker |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for b in backends:
+        mine = [r for r in rows if r["backend"] == b]
+        setup = [r.get("setup_ms", 0) for r in mine]
+        warmup = [sum(r.get("warmup_ms", [])) for r in mine]
+        first = [r["warmup_ms"][0] for r in mine if r.get("warmup_ms")]
+        timed = [sum(r["samples_ms"]) for r in mine]
+        whole = [a + w + t for a, w, t in zip(setup, warmup, timed)]
+        print(f"| {b} | {len(mine)} | {span(setup)} | {span(warmup)} | "
+              f"{span(first) if first else '-'} | {span(timed)} | {span(whole)} |")
 
 
 if __name__ == "__main__":
