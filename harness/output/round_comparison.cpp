@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace harness::output {
 
@@ -47,12 +48,19 @@ std::vector<Comparison> compare_over_rounds(const std::vector<StepsByRound>& bac
         if (df > 0) least[i] = squares / df / (steps_seen / rounds_seen);
     }
     const std::vector<ModelRatio> model = fit_round_model(cells, backends.size(), baseline, least);
+    // A round's baseline steps, its workers' together where it ran several: a backend's round is
+    // paired with its round once.
+    std::map<int, std::vector<double>> baseline_steps;
+    for (const auto& [round, steps] : backends[baseline]) {
+        std::vector<double>& all = baseline_steps[round];
+        all.insert(all.end(), steps.begin(), steps.end());
+    }
     for (size_t i = 0; i < backends.size(); ++i) {
         if (i == baseline) continue;
         std::vector<Round> rounds;
         for (const auto& [round, steps] : backends[i])
-            for (const auto& [base_round, base_steps] : backends[baseline])
-                if (base_round == round) rounds.push_back({steps, base_steps});
+            if (const auto base = baseline_steps.find(round); base != baseline_steps.end())
+                rounds.push_back({steps, base->second});
         Comparison& c = comparisons[i] = compare(rounds, streams.at(i));
         const ModelRatio& m = model[i];
         if (c.rounds < 2 || !std::isfinite(m.log_standard_error)) continue;

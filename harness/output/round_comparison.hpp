@@ -17,14 +17,16 @@ namespace harness::output {
 using BackendRounds = std::vector<const BackendRun*>;
 std::vector<BackendRounds> rounds_by_backend(const std::vector<BackendRun>& runs);
 
-// One backend's timed steps in each round it ran ok: (round, steps).
+// One backend's timed steps in each round it ran ok: (round, steps), one entry a worker (a round
+// may have several workers of one backend).
 using StepsByRound = std::vector<std::pair<int, std::vector<double>>>;
 
 // Every backend of `backends` against `backends[baseline]`: compare() over the rounds both ran
 // (its one-round bootstrap, its difference in ms and Mann-Whitney's p), `streams[i]` naming
 // backend i's comparison. Where a backend shares two rounds or more with the baseline, its ratio
-// and interval are the rounds model's over every backend's rounds (round_model.hpp). The
-// baseline's own entry is empty.
+// and interval are the rounds model's over every backend's rounds (round_model.hpp), each
+// worker a cell of its own. compare()'s rounds pair a backend's round with the steps of every
+// baseline worker of that round. The baseline's own entry is empty.
 std::vector<Comparison> compare_over_rounds(const std::vector<StepsByRound>& backends,
                                             size_t baseline,
                                             const std::vector<std::string>& streams);
