@@ -223,8 +223,9 @@ TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
 }
 
 // The first worker builds the gradients and stores them; the next imports the same nodes (its
-// graph's nodes by part and type are the same) and computes the same steps. A file that is not
-// the cache's is built over; HB_TENSORFLOW_CACHE=off builds every time and stores nothing.
+// graph's nodes by part and type are the same) and computes the same steps. A file of another key,
+// or of this one whose bytes do not import, is built over, the latter saying so;
+// HB_TENSORFLOW_CACHE=off builds every time and stores nothing.
 TEST(TensorflowGradientCache, TheFirstWorkerStoresTheGradientsAndTheNextImportsTheSameGraph) {
     if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
     TempDir dir;
@@ -254,15 +255,26 @@ TEST(TensorflowGradientCache, TheFirstWorkerStoresTheGradientsAndTheNextImportsT
     EXPECT_EQ(two[0]["manifest"]["graph_ops"], two[1]["manifest"]["graph_ops"]);
     EXPECT_EQ(two[0]["losses"], two[1]["losses"]);
 
-    int files = 0;
-    for (const auto& f : std::filesystem::directory_iterator(cache)) {
-        std::ofstream(f.path(), std::ios::trunc) << "hb-tensorflow-gradients 1\nkey another\n";
-        ++files;
+    std::vector<std::filesystem::path> files;
+    for (const auto& f : std::filesystem::directory_iterator(cache)) files.push_back(f.path());
+    ASSERT_EQ(files.size(), 1u);
+    std::string format, key;
+    {
+        std::ifstream in(files[0]);
+        std::getline(in, format);
+        std::getline(in, key);
     }
-    EXPECT_EQ(files, 1);
+    // Its own key but bytes that are no GraphDef: not imported, built again.
+    std::ofstream(files[0], std::ios::trunc) << format << "\n" << key << "\ngraph_def 4\nabcd";
     nlohmann::json one = rows(env, 1);
     EXPECT_EQ(source(one[0]).rfind("built by TF_AddGradients in ", 0), 0u) << source(one[0]);
+    EXPECT_NE(source(one[0]).find(" not imported: "), std::string::npos) << source(one[0]);
     EXPECT_EQ(one[0]["losses"], two[0]["losses"]);
+    // Another key's file under this name: built over.
+    std::ofstream(files[0], std::ios::trunc) << format << "\nkey another\n";
+    one = rows(env, 1);
+    EXPECT_EQ(source(one[0]).rfind("built by TF_AddGradients in ", 0), 0u) << source(one[0]);
+    EXPECT_EQ(source(one[0]).find(" not imported: "), std::string::npos) << source(one[0]);
 
     std::filesystem::remove_all(cache);
     one = rows("HB_TENSORFLOW_CACHE=off", 1);

@@ -66,17 +66,25 @@ void TrainingStep::build_gradients() {
     std::optional<GradientCache> cache;
     if (const auto folder = gradient_cache_folder())
         cache.emplace(*folder, gradient_key(forward, requests_text(requests)));
+    std::string unreadable;
     if (cache)
         if (const std::optional<GradientSection> section = cache->load()) {
             const auto start = std::chrono::steady_clock::now();
-            import_gradients(*section);
-            gradients_source =
-                "imported from " + cache->file().string() + " in " + seconds_since(start);
-            return;
+            try {
+                import_gradients(*section);
+                gradients_source =
+                    "imported from " + cache->file().string() + " in " + seconds_since(start);
+                return;
+            } catch (const std::exception& e) {
+                // TensorFlow leaves the graph as it was when an import fails.
+                unreadable = " (" + cache->file().string() + " not imported: " + e.what() + ")";
+                gradients.clear();
+                input_gradient = TF_Output{};
+            }
         }
     const auto start = std::chrono::steady_clock::now();
     add_gradients(requests);
-    gradients_source = "built by TF_AddGradients in " + seconds_since(start);
+    gradients_source = "built by TF_AddGradients in " + seconds_since(start) + unreadable;
     if (!cache) {
         gradients_source += " (no cache: HB_TENSORFLOW_CACHE off, or no HOME)";
         return;
