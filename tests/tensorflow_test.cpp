@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -224,8 +225,8 @@ TEST(TensorflowProfile, ATracedRunCountsTensorflowsNodesByKind) {
 
 // The first worker builds the gradients and stores them; the next imports the same nodes (its
 // graph's nodes by part and type are the same) and computes the same steps. A file of another key,
-// or of this one whose bytes do not import, is built over, the latter saying so;
-// HB_TENSORFLOW_CACHE=off builds every time and stores nothing.
+// or of this one whose bytes do not import, is built over, the latter saying so; a file unused for
+// 30 days goes; HB_TENSORFLOW_CACHE=off builds every time and stores nothing.
 TEST(TensorflowGradientCache, TheFirstWorkerStoresTheGradientsAndTheNextImportsTheSameGraph) {
     if (!plugin_built()) GTEST_SKIP() << "plugin tensorflow is not built on this machine";
     TempDir dir;
@@ -246,8 +247,16 @@ TEST(TensorflowGradientCache, TheFirstWorkerStoresTheGradientsAndTheNextImportsT
         return row["manifest"].value("gradients_source", "");
     };
 
+    // A file no worker has used for 30 days goes when the next is stored.
+    std::filesystem::create_directories(cache);
+    std::ofstream(cache / "unused.gradients") << "hb-tensorflow-gradients 1\n";
+    std::filesystem::last_write_time(
+        cache / "unused.gradients",
+        std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 30));
+
     const nlohmann::json two = rows(env, 2);
     ASSERT_EQ(two.size(), 2u);
+    EXPECT_FALSE(std::filesystem::exists(cache / "unused.gradients"));
     EXPECT_EQ(source(two[0]).rfind("built by TF_AddGradients in ", 0), 0u) << source(two[0]);
     EXPECT_NE(source(two[0]).find(", stored in " + cache.string()), std::string::npos)
         << source(two[0]);

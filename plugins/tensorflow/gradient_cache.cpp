@@ -120,10 +120,12 @@ void GradientCache::store(const GradientSection& section) const {
         fs::remove(aside, error);
         throw hb::Error("cannot rename " + aside.string() + " to " + file_.string() + ": " + why);
     }
+    // Files unused for long go; one that cannot be read or removed stays, without an error.
     const auto now = fs::file_time_type::clock::now();
-    for (const fs::directory_entry& e : fs::directory_iterator(folder_, error)) {
-        const auto used = e.last_write_time(error);
-        if (!error && now - used > kUnusedFor) fs::remove(e.path(), error);
+    for (fs::directory_iterator e(folder_, error), end; !error && e != end; e.increment(error)) {
+        std::error_code ignored;
+        const auto used = e->last_write_time(ignored);
+        if (!ignored && now - used > kUnusedFor) fs::remove(e->path(), ignored);
     }
 }
 
