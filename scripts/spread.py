@@ -84,8 +84,10 @@ def main():
     own_sq, own_df, own_n = {}, {}, {}  # backend -> residual squares, df share, steps a figure
     round_levels, slot_levels = [], []
     ratios = {}                       # backend -> [per-run lists of round log ratios]
+    all_rows = []
     for path in args.runs:
         runs = sidecar_runs(path)
+        all_rows.extend(runs)
         cells, figures = {}, {}
         for r in runs:
             b, k = r["backend"], r.get("round", 1)
@@ -157,7 +159,7 @@ def main():
     if within:
         print(f"Within a round, paired steps (sd of the slots' levels about their round's): "
               f"{pct(sum(within) / len(within))}")
-    print_worker_times(backends, [r for path in args.runs for r in sidecar_runs(path)])
+    print_worker_times(backends, all_rows)
     return 0
 
 

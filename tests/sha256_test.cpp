@@ -2,7 +2,10 @@
 #include "hb/sha256.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 TEST(Sha256, FipsVectors) {
@@ -24,4 +27,14 @@ TEST(Sha256, PaddingBoundaries) {
               "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
     EXPECT_EQ(hb::sha256_hex(std::string(64, 'a')),
               "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+TEST(Sha256, AFilesDigestIsItsBytesAndNoneWhenItCannotBeRead) {
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("hb-sha256-" + std::to_string(getpid()));
+    std::ofstream(file, std::ios::binary) << std::string(1000, 'a') << '\0' << "tail";
+    EXPECT_EQ(hb::file_sha256_hex(file.string()),
+              hb::sha256_hex(std::string(1000, 'a') + std::string(1, '\0') + "tail"));
+    std::filesystem::remove(file);
+    EXPECT_EQ(hb::file_sha256_hex(file.string()), std::nullopt);
 }

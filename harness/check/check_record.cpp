@@ -20,14 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string file_sha256(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return "";
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return "";
-    return hb::sha256_hex(bytes);
-}
-
 std::string home_dir() {
     if (const char* home = std::getenv("HOME"); home && *home) return home;
     if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
@@ -66,7 +58,8 @@ bool operator==(const BuildIdentity& a, const BuildIdentity& b) {
 BuildIdentity build_identity(const std::string& plugin, const std::string& plugin_version,
                              const std::map<std::string, std::string>& libraries) {
     BuildIdentity b;
-    if (auto path = plugin_host::find_plugin(plugin)) b.plugin_sha256 = file_sha256(*path);
+    if (auto path = plugin_host::find_plugin(plugin))
+        b.plugin_sha256 = hb::file_sha256_hex(path->string()).value_or("");
     b.plugin_version = plugin_version;
     b.libraries = libraries;
     return b;

@@ -4,6 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -92,6 +95,15 @@ inline std::string sha256_hex(std::string_view bytes) {
         for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(word >> shift) & 0xf];
     }
     return out;
+}
+
+// The digest of a file's bytes; none when it cannot be read.
+inline std::optional<std::string> file_sha256_hex(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return std::nullopt;
+    return sha256_hex(bytes);
 }
 
 }  // namespace hb

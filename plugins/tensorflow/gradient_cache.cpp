@@ -36,8 +36,10 @@ std::string file_bytes(const fs::path& path) {
 std::string own_file_sha256() {
     Dl_info info{};
     if (!dladdr(reinterpret_cast<void*>(&own_file_sha256), &info) || !info.dli_fname)
-        throw hb::Error("the gradient cache: dladdr found no file for this plugin");
-    return hb::sha256_hex(file_bytes(info.dli_fname));
+        throw hb::Error("dladdr found no file for this plugin");
+    const std::optional<std::string> digest = hb::file_sha256_hex(info.dli_fname);
+    if (!digest) throw hb::Error(std::string("cannot read this plugin's file ") + info.dli_fname);
+    return *digest;
 }
 
 }  // namespace

@@ -64,8 +64,12 @@ void TrainingStep::build_gradients() {
     const std::vector<GradientRequest> requests = gradient_requests();
     const std::string forward = graph_def_of(tf_graph_.get());
     std::optional<GradientCache> cache;
-    if (const auto folder = gradient_cache_folder())
-        cache.emplace(*folder, gradient_key(forward, requests_text(requests)));
+    std::string no_cache = "HB_TENSORFLOW_CACHE off, or no HOME";
+    if (const auto folder = gradient_cache_folder()) try {
+            cache.emplace(*folder, gradient_key(forward, requests_text(requests)));
+        } catch (const hb::Error& e) {
+            no_cache = e.what();
+        }
     std::string unreadable;
     if (cache)
         if (const std::optional<GradientSection> section = cache->load()) {
@@ -86,7 +90,7 @@ void TrainingStep::build_gradients() {
     add_gradients(requests);
     gradients_source = "built by TF_AddGradients in " + seconds_since(start) + unreadable;
     if (!cache) {
-        gradients_source += " (no cache: HB_TENSORFLOW_CACHE off, or no HOME)";
+        gradients_source += " (no cache: " + no_cache + ")";
         return;
     }
     std::set<std::string, std::less<>> forward_nodes;

@@ -27,13 +27,13 @@ constexpr int kAllStartMicros = 2;
 constexpr int kAllEndRelMicros = 5;
 constexpr int kTimelineLabel = 8;
 constexpr int kThreadId = 10;
+constexpr int kAllStartNanos = 13;
+constexpr int kAllEndRelNanos = 16;
 // GraphDef (graph.proto), NodeDef (node_def.proto).
 constexpr int kNode = 1;
 constexpr int kNodeDefName = 1;
 constexpr int kNodeDefInput = 3;
 constexpr int kNodeDefAttr = 5;
-constexpr int kAllStartNanos = 13;
-constexpr int kAllEndRelNanos = 16;
 
 class Cursor {
 public:
